@@ -1,0 +1,1 @@
+"""Venus desktop app and command line: the only package that imports Qt."""

@@ -1,0 +1,1 @@
+"""Venus engine: perception, models, timeline and the duplex runtime. No Qt here."""

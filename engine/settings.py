@@ -1,0 +1,213 @@
+"""Typed settings: one JSON file in the user config folder, schema-versioned, never holding secrets.
+
+Each section belongs to one part of Venus; fields carry their defaults and bounds, so a bad value is
+rejected when the file is read, with the field named, and never deep inside a loop.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import shutil
+import tempfile
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from engine import paths
+
+log = logging.getLogger(__name__)
+
+SCHEMA_VERSION = 2
+
+
+class _Section(BaseModel):
+    model_config = ConfigDict(extra="forbid", validate_assignment=True)
+
+
+class LLMSettings(_Section):
+    backend: Literal["llama_cpp", "remote"] = "llama_cpp"  # in-process GGUF, or an OpenAI-compatible server
+    model: str = "smollm2-135m-instruct-q4_1"  # a model id from `venus models list`, or a path to a .gguf
+    n_ctx: int = Field(4096, ge=512, le=131072)  # context window in tokens
+    n_threads: int = Field(0, ge=0, le=256)  # 0 = choose from the CPU count and what else is running
+    n_gpu_layers: int = Field(0, ge=-1, le=1000)  # -1 = all layers on the GPU (needs a CUDA build)
+    n_batch: int = Field(256, ge=16, le=8192)  # prompt tokens evaluated per decode call
+    temperature: float = Field(0.7, ge=0.0, le=2.0)
+    top_p: float = Field(0.9, gt=0.0, le=1.0)
+    max_tokens: int = Field(256, ge=1, le=8192)  # longest single answer
+    remote_url: str = "http://127.0.0.1:8080/v1"  # used when backend == "remote"
+    remote_model: str = ""  # model name sent to the server; empty = the server's default
+    remote_timeout_s: float = Field(60.0, gt=0)
+    system_prompt: str = (
+        "You are Venus, a friendly voice assistant running on the user's computer. "
+        "Answer briefly, in one or two spoken sentences."
+    )
+
+
+class AudioSettings(_Section):
+    input_device: str | int | None = None  # name or index; None = system default
+    output_device: str | int | None = None
+    blocksize_ms: int = Field(10, ge=2, le=100)  # output block; small so stop() is fast
+    test_tone_hz: float = Field(440.0, gt=20, lt=20000)
+
+
+class VADSettings(_Section):
+    threshold: float = Field(0.5, gt=0.0, lt=1.0)  # speech probability that opens a segment
+    neg_threshold: float = Field(0.35, gt=0.0, lt=1.0)  # probability under which silence counts (hysteresis)
+    min_speech_ms: int = Field(120, ge=0, le=5000)
+    min_silence_ms: int = Field(300, ge=0, le=5000)
+    speech_pad_ms: int = Field(100, ge=0, le=1000)
+
+
+class ASRSettings(_Section):
+    model: str = "whisper-tiny-en"  # a model id or a path to a CTranslate2 model folder
+    language: str = "en"
+    partial_interval_ms: int = Field(500, ge=100, le=5000)
+    n_threads: int = Field(1, ge=1, le=64)
+    beam_size: int = Field(1, ge=1, le=10)
+
+
+class TTSSettings(_Section):
+    engine: Literal["piper", "espeak"] = "piper"
+    voice: str = "piper-en-us-joe-medium"  # a model id, a path to a Piper .onnx, or an espeak voice name
+    rate: float = Field(1.0, ge=0.5, le=2.0)  # 1.0 = the voice's natural speed
+    volume: float = Field(1.0, ge=0.0, le=1.0)
+
+
+class CameraSettings(_Section):
+    enabled: bool = False  # the camera stays off until the user turns it on
+    device: str | int = 0  # index, or a path/URL that OpenCV can open
+    store_frames: bool = False  # frames are never stored unless the user opts in
+    multimodal_model: str = ""  # a multimodal GGUF (model id or path); empty = none
+    multimodal_projector: str = ""  # its mmproj GGUF
+
+
+class ConversationSettings(_Section):
+    assistant_name: str = "Venus"
+    user_name: str = ""
+    language: str = "en"
+    duplex_sensitivity: float = Field(0.5, ge=0.0, le=1.0)  # higher = yields to overlapping speech sooner
+    end_of_turn_silence_ms: int = Field(500, ge=100, le=5000)
+
+
+class ToolPermission(_Section):
+    name: str
+    level: Literal["allow", "ask", "off"]
+
+
+class HarnessSettings(_Section):
+    workers: int = Field(4, ge=1, le=64)  # background task threads
+    task_timeout_s: float = Field(120.0, gt=0)
+    confirm_timeout_s: float = Field(60.0, gt=0)
+    allowed_folders: list[str] = Field(default_factory=list)  # file tools stay inside these
+    permissions: dict[str, Literal["allow", "ask", "off"]] = Field(default_factory=dict)  # per-tool overrides
+    mcp_servers: dict[str, dict[str, Any]] = Field(default_factory=dict)  # the usual `mcpServers` shape
+
+
+class UISettings(_Section):
+    theme: Literal["system", "light", "dark"] = "system"
+    first_run_done: bool = False
+
+
+class Settings(_Section):
+    """All of Venus's settings; `schema_version` lets older files be migrated forward."""
+
+    schema_version: int = SCHEMA_VERSION
+    llm: LLMSettings = Field(default_factory=LLMSettings)
+    audio: AudioSettings = Field(default_factory=AudioSettings)
+    vad: VADSettings = Field(default_factory=VADSettings)
+    asr: ASRSettings = Field(default_factory=ASRSettings)
+    tts: TTSSettings = Field(default_factory=TTSSettings)
+    camera: CameraSettings = Field(default_factory=CameraSettings)
+    conversation: ConversationSettings = Field(default_factory=ConversationSettings)
+    harness: HarnessSettings = Field(default_factory=HarnessSettings)
+    ui: UISettings = Field(default_factory=UISettings)
+
+
+# Each migration takes the raw dict of version N and returns version N+1.
+def _v1_to_v2(raw: dict[str, Any]) -> dict[str, Any]:
+    # v1 kept the voice under "voice" at the top level and the model path under "model_path".
+    raw = dict(raw)
+    if "voice" in raw:
+        raw.setdefault("tts", {})["voice"] = raw.pop("voice")
+    if "model_path" in raw:
+        raw.setdefault("llm", {})["model"] = raw.pop("model_path")
+    raw["schema_version"] = 2
+    return raw
+
+
+MIGRATIONS: dict[int, Callable[[dict[str, Any]], dict[str, Any]]] = {1: _v1_to_v2}
+
+
+class LoadResult(BaseModel):
+    """What `load_settings` found: the settings in force and, if the file was bad, why and where the copy is."""
+
+    settings: Settings
+    problem: str | None = None
+    backup: Path | None = None
+    migrated_from: int | None = None
+
+
+def migrate(raw: dict[str, Any]) -> tuple[dict[str, Any], int | None]:
+    """Bring a raw settings dict up to SCHEMA_VERSION; returns it and the version it started at (None if current)."""
+    version = raw.get("schema_version", 1)
+    if not isinstance(version, int) or version < 1:
+        raise ValueError(f"schema_version must be a positive integer, got {version!r}")
+    if version > SCHEMA_VERSION:
+        raise ValueError(f"schema_version {version} is newer than this Venus understands ({SCHEMA_VERSION})")
+    start = version
+    while version < SCHEMA_VERSION:
+        raw = MIGRATIONS[version](raw)
+        version = raw["schema_version"]
+    return raw, (start if start != SCHEMA_VERSION else None)
+
+
+def _describe(err: ValidationError) -> str:
+    parts = []
+    for e in err.errors():
+        where = ".".join(str(p) for p in e["loc"]) or "(top level)"
+        parts.append(f"{where}: {e['msg']}")
+    return "; ".join(parts)
+
+
+def load_settings(path: Path | None = None) -> LoadResult:
+    """Read settings; a missing file gives defaults, a bad one gives defaults plus a kept copy and the reason."""
+    path = path or paths.settings_file()
+    if not path.exists():
+        return LoadResult(settings=Settings())
+    text = path.read_text(encoding="utf-8", errors="replace")
+    try:
+        raw = json.loads(text)
+        if not isinstance(raw, dict):
+            raise ValueError("the file must hold a JSON object")
+        raw, migrated_from = migrate(raw)
+        settings = Settings.model_validate(raw)
+    except (ValueError, ValidationError) as exc:
+        reason = _describe(exc) if isinstance(exc, ValidationError) else str(exc)
+        backup = path.with_name(f"{path.name}.bad-{time.strftime('%Y%m%d-%H%M%S')}")
+        shutil.copy2(path, backup)
+        problem = f"{path} is invalid ({reason}); Venus started on default settings and kept the file as {backup}"
+        log.warning(problem)
+        return LoadResult(settings=Settings(), problem=problem, backup=backup)
+    if migrated_from is not None:
+        save_settings(settings, path)
+        log.info("migrated %s from schema %s to %s", path, migrated_from, SCHEMA_VERSION)
+    return LoadResult(settings=settings, migrated_from=migrated_from)
+
+
+def save_settings(settings: Settings, path: Path | None = None) -> Path:
+    """Write settings atomically (temp file + rename), so a crash never leaves half a file."""
+    path = path or paths.settings_file()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    data = settings.model_dump_json(indent=2)
+    fd, tmp = tempfile.mkstemp(prefix=".settings-", dir=path.parent)
+    with os.fdopen(fd, "w", encoding="utf-8") as fh:
+        fh.write(data)
+        fh.flush()
+        os.fsync(fh.fileno())
+    os.replace(tmp, path)
+    return path

@@ -1,0 +1,1 @@
+"""Venus harness: background tasks, tools, MCP servers and permissions. No Qt, no engine internals."""
