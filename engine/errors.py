@@ -71,3 +71,27 @@ class SecretError(VenusError):
     """The OS keyring is unavailable or a secret is missing."""
 
     code = "secret-unavailable"
+
+
+class StorageError(VenusError):
+    """The conversation database cannot be opened, read or written."""
+
+    code = "storage-failed"
+
+
+class DatabaseCorrupt(StorageError):
+    """The database file is not SQLite, is truncated or fails its integrity check; it is left untouched."""
+
+    code = "database-corrupt"
+
+
+class DatabaseTooNew(StorageError):
+    """The database was written by a newer Venus whose schema this version does not know."""
+
+    code = "database-too-new"
+
+
+class ConversationNotFound(StorageError):
+    """No conversation with the requested id is stored."""
+
+    code = "conversation-not-found"
