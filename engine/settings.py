@@ -84,6 +84,17 @@ class CameraSettings(_Section):
     store_frames: bool = False  # frames are never stored unless the user opts in
     multimodal_model: str = ""  # a multimodal GGUF (model id or path); empty = none
     multimodal_projector: str = ""  # its mmproj GGUF
+    multimodal_chat_format: Literal[
+        "auto", "qwen2.5-vl", "moondream", "minicpm-v-2.6", "llava-1.5", "llava-1.6", "nanollava", "gemma4", "mtmd"
+    ] = "auto"  # which llama-cpp-python chat handler; auto = guessed from the model file name
+    sample_fps_speaking: float = Field(1.0, gt=0.0, le=10.0)  # perception rate while the user speaks
+    sample_fps_quiet: float = Field(0.3, gt=0.0, le=10.0)  # perception rate otherwise
+    scene_change_threshold: float = Field(12.0, gt=0.0, le=255.0)  # mean grey-level change that forces a sample
+    facing_max_yaw_deg: float = Field(30.0, gt=0.0, le=90.0)  # head turned further than this = not facing
+    away_after_s: float = Field(4.0, ge=0.0, le=600.0)  # no face this long = the user is away
+    ocr_enabled: bool = True  # read text held up to the camera
+    face_model: str = "centerface"  # a vision model id or a path to the .onnx
+    retry_interval_s: float = Field(2.0, gt=0.0, le=300.0)  # wait between attempts to reopen a lost camera
 
 
 class ConversationSettings(_Section):
