@@ -131,6 +131,8 @@ class VideoObservation(Event):
     text_seen: str = ""  # OCR
     description: str = ""  # from a multimodal model, when one is configured
     frame_ref: str = ""  # path of a stored frame (opt-in only) or an in-memory key for the context
+    faces: int = 0  # how many faces were seen
+    trigger: str = ""  # why this frame was looked at: speaking / quiet / scene_change / request
 
 
 # ---- model output -----------------------------------------------------------------------------------------
