@@ -1,0 +1,20 @@
+# Venus: `make run` sets everything up and starts Venus; `make test` sets up and runs the tests.
+.PHONY: setup run test bench lint clean
+
+setup:
+	bash scripts/setup.sh
+
+run: setup
+	bash scripts/run.sh
+
+test: setup
+	bash scripts/run-tests.sh -q
+
+bench: setup
+	. scripts/test-services.sh; .venv/bin/python -m bench
+
+lint: setup
+	.venv/bin/ruff check app engine harness tests bench
+
+clean:
+	rm -rf .venv build *.egg-info .pytest_cache .ruff_cache

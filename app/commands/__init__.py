@@ -1,0 +1,1 @@
+"""Subcommands of the `venus` command line (no Qt imported here)."""

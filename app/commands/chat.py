@@ -1,0 +1,21 @@
+"""`venus chat`: a terminal conversation (typed text, or speech from files / devices)."""
+
+from __future__ import annotations
+
+import argparse
+
+
+def _run(args: argparse.Namespace) -> int:
+    from engine.runtime.chat import run_chat_command
+
+    return run_chat_command(args)
+
+
+def add_parser(sub: argparse._SubParsersAction) -> None:
+    """Register `venus chat ...`."""
+    p = sub.add_parser("chat", help="talk to Venus in the terminal")
+    p.add_argument("--mic", help="a WAV file to use as the microphone")
+    p.add_argument("--speaker", help="a WAV file to write Venus's voice to")
+    p.add_argument("--voice", action="store_true", help="use the real microphone and speakers")
+    p.add_argument("--conversation", help="reopen an earlier conversation by id")
+    p.set_defaults(func=_run)

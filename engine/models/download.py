@@ -1,0 +1,128 @@
+"""Resumable model downloads: HTTP Range requests into a `.part` file, sha256 check, atomic rename.
+
+A dropped connection is retried from where it stopped; a wrong checksum deletes the partial file so nothing
+half-written is ever left where a model is expected.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+import os
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+import httpx
+
+from engine import paths
+from engine.errors import DownloadError
+
+log = logging.getLogger(__name__)
+
+ProgressCallback = Callable[[int, int | None], None]  # (bytes so far, total bytes or None)
+
+
+@dataclass(frozen=True)
+class DownloadOptions:
+    """How hard to try."""
+
+    retries: int = 5  # reconnect attempts after a dropped connection
+    backoff_s: float = 0.5  # first wait between attempts; doubles each time
+    timeout_s: float = 30.0  # per read
+    chunk_bytes: int = 1 << 16
+
+    def __post_init__(self) -> None:
+        if self.retries < 0 or self.backoff_s < 0 or self.timeout_s <= 0 or self.chunk_bytes <= 0:
+            raise ValueError("DownloadOptions: retries/backoff must be >= 0, timeout and chunk size > 0")
+
+
+def _hash_existing(part: Path) -> hashlib._Hash:
+    digest = hashlib.sha256()
+    with open(part, "rb") as fh:
+        while block := fh.read(1 << 20):
+            digest.update(block)
+    return digest
+
+
+def download(
+    url: str,
+    sha256: str,
+    dest: Path | None = None,
+    *,
+    progress: ProgressCallback | None = None,
+    options: DownloadOptions = DownloadOptions(),
+) -> Path:
+    """Download `url` to `dest` (default: models folder + the URL's file name), resuming and verifying."""
+    if len(sha256) != 64 or any(c not in "0123456789abcdef" for c in sha256.lower()):
+        raise ValueError(f"--sha256 must be 64 hex digits, got {sha256!r}")
+    sha256 = sha256.lower()
+    name = url.rstrip("/").rsplit("/", 1)[-1].split("?")[0] or "model.bin"
+    dest = dest or paths.models_dir() / name
+    dest.parent.mkdir(parents=True, exist_ok=True)
+    part = dest.with_name(dest.name + ".part")
+    digest = _hash_existing(part) if part.exists() else hashlib.sha256()
+    have = part.stat().st_size if part.exists() else 0
+    total: int | None = None
+    attempt = 0
+    while True:
+        headers = {"Range": f"bytes={have}-"} if have else {}
+        try:
+            with httpx.stream("GET", url, headers=headers, timeout=options.timeout_s, follow_redirects=True) as resp:
+                if resp.status_code == 416 and have:  # we already have everything
+                    total = have
+                    break
+                if resp.status_code not in (200, 206):
+                    raise DownloadError(f"{url} answered HTTP {resp.status_code}", fix="check the URL")
+                if resp.status_code == 200 and have:  # server ignored Range: start over
+                    have, digest = 0, hashlib.sha256()
+                    part.unlink(missing_ok=True)
+                length = resp.headers.get("content-length")
+                total = have + int(length) if length is not None else None
+                with open(part, "ab") as out:
+                    for block in resp.iter_bytes(options.chunk_bytes):
+                        out.write(block)
+                        digest.update(block)
+                        have += len(block)
+                        if progress:
+                            progress(have, total)
+                if total is not None and have < total:
+                    raise httpx.RemoteProtocolError("connection closed before the end of the body")
+                break
+        except (httpx.TransportError, httpx.RemoteProtocolError) as exc:
+            attempt += 1
+            if attempt > options.retries:
+                raise DownloadError(
+                    f"download of {url} failed after {options.retries} retries ({exc}); {have} bytes kept in {part}",
+                    fix="run the same command again to resume",
+                ) from exc
+            log.info("download interrupted at %d bytes (%s); resuming", have, exc)
+            time.sleep(options.backoff_s * 2 ** (attempt - 1))
+    if digest.hexdigest() != sha256:
+        part.unlink(missing_ok=True)
+        raise DownloadError(
+            f"{url} downloaded with sha256 {digest.hexdigest()}, expected {sha256}; the partial file was deleted",
+            fix="check the checksum, or the URL points to a different file",
+        )
+    os.replace(part, dest)
+    return dest
+
+
+def text_progress(stream) -> ProgressCallback:  # pragma: no cover - cosmetic
+    """A progress bar on a text stream (stderr)."""
+    last = [0.0]
+
+    def report(done: int, total: int | None) -> None:
+        now = time.monotonic()
+        if now - last[0] < 0.1 and (total is None or done < total):
+            return
+        last[0] = now
+        if total:
+            filled = int(30 * done / total)
+            stream.write(f"\r[{'#' * filled}{'.' * (30 - filled)}] {done / 1e6:7.1f}/{total / 1e6:.1f} MB")
+        else:
+            stream.write(f"\r{done / 1e6:7.1f} MB")
+        stream.flush()
+
+    return report

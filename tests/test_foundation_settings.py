@@ -1,0 +1,82 @@
+"""Settings: round trip, migration from an older schema, and a hand-broken file."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import pytest
+from pydantic import ValidationError
+
+from engine import paths
+from engine.settings import SCHEMA_VERSION, Settings, load_settings, save_settings
+
+
+def test_round_trip_keeps_every_value() -> None:
+    s = Settings()
+    s.llm.n_ctx = 8192
+    s.tts.rate = 1.25
+    s.harness.allowed_folders = ["/home/me/Documents"]
+    s.harness.permissions = {"shell": "ask"}
+    path = save_settings(s)
+    assert path == paths.settings_file()
+    loaded = load_settings()
+    assert loaded.problem is None
+    assert loaded.settings == s
+
+
+def test_missing_file_gives_defaults() -> None:
+    result = load_settings()
+    assert result.settings == Settings() and result.problem is None
+
+
+def test_migration_from_schema_1() -> None:
+    old = {"schema_version": 1, "voice": "piper-en-us-joe-medium", "model_path": "/models/x.gguf",
+           "llm": {"n_ctx": 2048}}
+    paths.settings_file().write_text(json.dumps(old))
+    result = load_settings()
+    assert result.problem is None and result.migrated_from == 1
+    assert result.settings.tts.voice == "piper-en-us-joe-medium"
+    assert result.settings.llm.model == "/models/x.gguf"
+    assert result.settings.llm.n_ctx == 2048
+    on_disk = json.loads(paths.settings_file().read_text())
+    assert on_disk["schema_version"] == SCHEMA_VERSION, "the migrated file is written back"
+
+
+@pytest.mark.parametrize(
+    ("content", "field"),
+    [
+        ('{"llm": {"n_ctx": "huge"}}', "llm.n_ctx"),
+        ('{"vad": {"threshold": 7}}', "vad.threshold"),
+        ('{"tts": {"engine": "robot"}}', "tts.engine"),
+        ('{"llm": {"n_ctx": 4096, ', "Expecting"),  # truncated JSON
+        ('[1, 2, 3]', "JSON object"),
+        ('{"schema_version": 99}', "newer than this Venus"),
+    ],
+)
+def test_broken_file_starts_on_defaults_keeps_a_copy_and_names_the_field(content: str, field: str) -> None:
+    paths.settings_file().write_text(content)
+    result = load_settings()
+    assert result.settings == Settings()
+    assert field in result.problem
+    assert result.backup is not None and result.backup.read_text() == content
+    assert str(result.backup) in result.problem
+
+
+def test_secrets_have_no_place_in_the_file() -> None:
+    with pytest.raises(ValidationError):
+        Settings.model_validate({"llm": {"api_key": "sk-123"}})
+
+
+def test_assignment_is_validated_up_front() -> None:
+    s = Settings()
+    with pytest.raises(ValidationError):
+        s.llm.temperature = -1
+
+
+def test_app_starts_with_a_broken_settings_file() -> None:
+    paths.settings_file().write_text('{"asr": {"beam_size": 0}}')
+    proc = subprocess.run([sys.executable, "-m", "app.cli", "doctor"], capture_output=True, text=True, timeout=300)
+    assert "asr.beam_size" in proc.stdout
+    assert "kept the file as" in proc.stdout
