@@ -1,0 +1,102 @@
+"""Echo control: WebRTC's acoustic echo canceller (through livekit) fed with the playback reference, and a
+guard that judges speech onsets against the echo still expected while Venus speaks."""
+
+from __future__ import annotations
+
+from collections import deque
+from dataclasses import dataclass
+
+import numpy as np
+
+from engine.errors import ConfigError
+
+AEC_RATE = 16000
+AEC_FRAME = AEC_RATE // 100  # WebRTC processes exactly 10 ms at a time
+
+
+class EchoCanceller:
+    """WebRTC audio processing (AEC3 + noise suppression + high-pass) on 16 kHz mono 10 ms frames.
+
+    Feed every played 10 ms frame to `add_reference` and every captured frame to `process`, in step; the
+    canceller estimates the acoustic delay itself.
+    """
+
+    def __init__(self, *, noise_suppression: bool = True, delay_hint_ms: int = 0) -> None:
+        try:
+            from livekit import rtc
+        except ImportError as exc:
+            raise ConfigError("echo cancellation needs the livekit package",
+                              fix="pip install livekit, or set audio.echo_cancellation to false") from exc
+        self._rtc = rtc
+        self._apm = rtc.AudioProcessingModule(echo_cancellation=True, noise_suppression=noise_suppression,
+                                              high_pass_filter=True)
+        self._delay_hint_ms = delay_hint_ms
+        self._ref_buf = bytearray(AEC_FRAME * 2)
+        self._mic_buf = bytearray(AEC_FRAME * 2)
+
+    def add_reference(self, frame: np.ndarray) -> None:
+        """One 10 ms frame of what the speaker played (float32, 16 kHz)."""
+        self._ref_buf[:] = _to_int16(frame).tobytes()
+        self._apm.process_reverse_stream(self._rtc.AudioFrame(self._ref_buf, AEC_RATE, 1, AEC_FRAME))
+
+    def process(self, frame: np.ndarray) -> np.ndarray:
+        """One 10 ms microphone frame in, the same frame with the echo removed out."""
+        self._mic_buf[:] = _to_int16(frame).tobytes()
+        self._apm.set_stream_delay_ms(self._delay_hint_ms)
+        out = self._rtc.AudioFrame(self._mic_buf, AEC_RATE, 1, AEC_FRAME)
+        self._apm.process_stream(out)
+        return np.frombuffer(out.data, dtype=np.int16).astype(np.float32) / 32768.0
+
+
+def _to_int16(frame: np.ndarray) -> np.ndarray:
+    if frame.shape != (AEC_FRAME,):
+        raise ValueError(f"echo canceller frames are {AEC_FRAME} samples, got {frame.shape}")
+    return (np.clip(frame, -1.0, 1.0) * 32767.0).astype(np.int16)
+
+
+@dataclass(frozen=True)
+class EchoGuardOptions:
+    """When a speech onset heard while Venus speaks counts as the user and not as Venus's own echo."""
+
+    threshold: float = 0.85  # VAD probability needed while Venus speaks (instead of the normal threshold)
+    margin_db: float = 6.0  # cleaned mic energy must exceed the expected echo residual by this much
+    residual_db: float = -30.0  # expected echo left after cancellation, relative to the reference level
+    tail_ms: int = 400  # the guard stays on this long after playback ends (room reverb, output latency)
+
+    def __post_init__(self) -> None:
+        if not 0.0 < self.threshold < 1.0:
+            raise ValueError(f"echo guard threshold must be within (0, 1), got {self.threshold}")
+        if self.tail_ms < 0:
+            raise ValueError(f"tail_ms must be >= 0, got {self.tail_ms}")
+
+
+class EchoGuard:
+    """Tracks the recent reference level and decides whether a VAD frame may count as user speech."""
+
+    def __init__(self, options: EchoGuardOptions = EchoGuardOptions()) -> None:
+        self.options = options
+        self._ref_energy: deque[float] = deque(maxlen=max(1, (options.tail_ms + 200) // 10))
+        self._silent_frames = 10**9  # 10 ms frames since the reference was last loud
+
+    def add_reference(self, frame: np.ndarray) -> None:
+        """The level of one 10 ms reference frame."""
+        energy = float(np.mean(frame * frame))
+        self._ref_energy.append(energy)
+        self._silent_frames = 0 if energy > 1e-7 else self._silent_frames + 1
+
+    @property
+    def active(self) -> bool:
+        """True while Venus is speaking or its echo may still be in the room."""
+        return self._silent_frames * 10 < self.options.tail_ms
+
+    def threshold(self, normal: float) -> float:
+        """The VAD threshold in force now."""
+        return max(normal, self.options.threshold) if self.active else normal
+
+    def allows(self, cleaned: np.ndarray) -> bool:
+        """Whether a frame of cleaned mic audio is loud enough above the echo residual to be the user."""
+        if not self.active or not self._ref_energy:
+            return True
+        expected = max(self._ref_energy) * 10 ** (self.options.residual_db / 10)
+        energy = float(np.mean(cleaned * cleaned))
+        return energy > expected * 10 ** (self.options.margin_db / 10)

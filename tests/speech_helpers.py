@@ -1,0 +1,71 @@
+"""Real speech for the speech tests: espeak-ng voices, the Piper voice, and a sox room with delay and reverb."""
+
+from __future__ import annotations
+
+import functools
+import shutil
+import subprocess
+import tempfile
+from pathlib import Path
+
+import numpy as np
+import soundfile as sf
+
+from engine.audio.resample import resample_clip
+
+RATE = 16000
+
+
+def have_tools() -> bool:
+    """espeak-ng and sox are installed."""
+    return shutil.which("espeak-ng") is not None and shutil.which("sox") is not None
+
+
+def espeak(text: str, voice: str = "en-us", wpm: int = 160) -> np.ndarray:
+    """Speak `text` with espeak-ng; 16 kHz float32."""
+    wav = subprocess.run(["espeak-ng", "-v", voice, "-s", str(wpm), "--stdout", text],
+                         capture_output=True, check=True).stdout
+    with tempfile.NamedTemporaryFile(suffix=".wav") as fh:
+        fh.write(wav)
+        fh.flush()
+        audio, rate = sf.read(fh.name, dtype="float32")
+    return resample_clip(audio.reshape(-1), rate, RATE)
+
+
+@functools.lru_cache(maxsize=1)
+def piper_voice():
+    """The default Piper voice, loaded once per test session."""
+    from engine.models.registry import resolve
+    from engine.tts import PiperSynthesizer, VoiceOptions
+
+    return PiperSynthesizer(resolve("piper-en-us-joe-medium"), VoiceOptions(threads=1))
+
+
+def piper(text: str) -> np.ndarray:
+    """Speak `text` with Venus's default voice; 16 kHz float32."""
+    clause = piper_voice().synthesize(text)
+    return resample_clip(clause.audio, clause.sample_rate, RATE)
+
+
+def room(audio: np.ndarray, *, delay_ms: int, gain_db: float, reverberance: int) -> np.ndarray:
+    """What a mic hears of `audio` played in a room: sox reverb, then a delay and a level change."""
+    with tempfile.TemporaryDirectory() as tmp:
+        src, dst = Path(tmp) / "in.wav", Path(tmp) / "out.wav"
+        sf.write(src, audio, RATE, subtype="FLOAT")
+        subprocess.run(["sox", "-V1", str(src), str(dst), "reverb", str(reverberance), "50", "60"], check=True)
+        wet, _ = sf.read(dst, dtype="float32")
+    wet = wet.reshape(-1)[: len(audio)]
+    delayed = np.concatenate([np.zeros(delay_ms * RATE // 1000, np.float32), wet])[: len(audio)]
+    return (delayed * 10 ** (gain_db / 20)).astype(np.float32)
+
+
+def pad(audio: np.ndarray, before_s: float, after_s: float) -> np.ndarray:
+    """Silence around a clip."""
+    return np.concatenate([np.zeros(int(before_s * RATE), np.float32), audio,
+                           np.zeros(int(after_s * RATE), np.float32)]).astype(np.float32)
+
+
+def write_wav(path: Path, audio: np.ndarray, rate: int = RATE) -> Path:
+    """Save float32 audio as 16-bit PCM."""
+    sf.write(path, audio, rate, subtype="PCM_16")
+    return path
