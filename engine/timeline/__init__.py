@@ -2,6 +2,22 @@
 
 from engine.timeline.events import *  # noqa: F403 - the vocabulary is the public surface
 from engine.timeline.events import EVENT_TYPES, Event, Kind, event_from_dict
+from engine.timeline.store import ConversationInfo, ConversationStore, StoreOptions, open_store
 from engine.timeline.timeline import SessionClock, Subscriber, Timeline
+from engine.timeline.writer import TimelineWriter, WriterOptions
 
-__all__ = ["EVENT_TYPES", "Event", "Kind", "SessionClock", "Subscriber", "Timeline", "event_from_dict"]
+__all__ = [
+    "EVENT_TYPES",
+    "ConversationInfo",
+    "ConversationStore",
+    "Event",
+    "Kind",
+    "SessionClock",
+    "StoreOptions",
+    "Subscriber",
+    "Timeline",
+    "TimelineWriter",
+    "WriterOptions",
+    "event_from_dict",
+    "open_store",
+]
