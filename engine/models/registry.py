@@ -108,7 +108,7 @@ def user_entries() -> list[ModelEntry]:
         raw = json.loads(index.read_text(encoding="utf-8"))
         return [_entry_from_dict(d, d.get("origin", "imported")) for d in raw.get("models", [])]
     except (ValueError, KeyError, TypeError) as exc:
-        raise ModelCorrupt(f"the model index {index} is unreadable ({exc})", fix="delete it and import the models again")
+        raise ModelCorrupt(f"the model index {index} is unreadable ({exc})", fix="delete it and import the models again") from exc
 
 
 def add_user_entry(entry: dict) -> None:
