@@ -1,0 +1,232 @@
+"""End of turn: VAD silence plus a semantic "is this utterance complete?" signal from the transcript.
+
+A complete question ("what's the weather in Paris?") ends the turn after a short silence; an unfinished one
+("I'd like to book a table for ...") waits much longer. The semantic signal is a small logistic model over
+cheap lexical features, trained in-repo (bench/duplex/train_end_of_turn.py) and shipped as weights in
+`_end_of_turn_weights.py`; the default LLM's probability of ending the user message can be blended in.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+import threading
+from collections import OrderedDict
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Protocol
+
+from engine.runtime import _end_of_turn_weights
+
+_WORD = re.compile(r"[a-z0-9']+")
+
+_PREPOSITIONS = frozenset("for to of with about at in on from into near by under over after before than as".split())
+_DETERMINERS = frozenset("the a an my your his her their our this that these those some any every each".split())
+_CONJUNCTIONS = frozenset("and but or so because if when while although then".split())
+_AUXILIARIES = frozenset("is are was were be am do does did can could would should will have has had i'd i'm "
+                         "i'll i've it's that's what's".split())
+_SUBJECTS = frozenset("i you we he she they it there".split())
+_FILLERS = frozenset("um uh er erm hmm like well".split())
+_QUESTION_OPENERS = frozenset("what what's how why who where when which is are do does did can could would "
+                              "should will whats".split())
+_CLOSERS = frozenset("please thanks thank today tomorrow tonight now".split())
+
+FEATURE_NAMES: tuple[str, ...] = (
+    "bias", "ends_question_mark", "ends_period", "ends_exclamation", "ends_comma", "ends_ellipsis", "ends_bare",
+    "last_preposition", "last_determiner", "last_conjunction", "last_auxiliary", "last_subject", "last_filler",
+    "last_closer", "last_number", "last_long_word", "question_opener", "one_word", "two_words", "log_words",
+)
+
+
+def turn_features(text: str) -> list[float]:
+    """Lexical features of a (partial) transcript, in FEATURE_NAMES order."""
+    stripped = text.strip()
+    words = _WORD.findall(stripped.lower())
+    last = words[-1] if words else ""
+    first = words[0] if words else ""
+    ellipsis = stripped.endswith(("...", "…", "-", "—"))
+    tail = stripped[-1:] if stripped else ""
+    return [
+        1.0,
+        float(tail == "?"),
+        float(tail == "." and not ellipsis),
+        float(tail == "!"),
+        float(tail == ","),
+        float(ellipsis),
+        float(tail.isalnum() or tail == "'"),
+        float(last in _PREPOSITIONS),
+        float(last in _DETERMINERS),
+        float(last in _CONJUNCTIONS),
+        float(last in _AUXILIARIES),
+        float(last in _SUBJECTS),
+        float(last in _FILLERS),
+        float(last in _CLOSERS),
+        float(last.isdigit() or last in {"one", "two", "three", "four", "five", "six", "seven", "eight", "nine",
+                                          "ten", "eleven", "twelve", "people", "minutes", "hours"}),
+        float(len(last) >= 4 and last not in _PREPOSITIONS | _DETERMINERS | _CONJUNCTIONS | _AUXILIARIES),
+        float(first in _QUESTION_OPENERS),
+        float(len(words) == 1),
+        float(len(words) == 2),
+        math.log1p(len(words)),
+    ]
+
+
+class CompletionScorer(Protocol):
+    """Probability that a transcript is a complete turn (the user is done), 0..1."""
+
+    def probability_complete(self, text: str) -> float:
+        """0 = clearly unfinished, 1 = clearly complete."""
+        ...
+
+
+class LexicalTurnModel:
+    """Logistic regression over `turn_features`, with weights trained in-repo; microseconds per call."""
+
+    def __init__(self, weights: dict[str, float] | None = None) -> None:
+        weights = weights if weights is not None else _end_of_turn_weights.WEIGHTS
+        missing = [name for name in FEATURE_NAMES if name not in weights]
+        if missing:
+            raise ValueError(f"end-of-turn weights lack {missing}; retrain with bench/duplex/train_end_of_turn.py")
+        self._weights = [weights[name] for name in FEATURE_NAMES]
+
+    def probability_complete(self, text: str) -> float:
+        """Logistic score of the transcript's lexical features."""
+        if not text.strip():
+            return 0.0
+        z = sum(w * x for w, x in zip(self._weights, turn_features(text), strict=True))
+        return 1.0 / (1.0 + math.exp(-max(-30.0, min(30.0, z))))
+
+
+class LlmTurnScorer:
+    """The chat LLM's probability that the user message ends here (next token = end of message).
+
+    Uses the model's own chat template: the probability of the end-of-turn token right after the user's words.
+    """
+
+    def __init__(self, model_path: str | Path, n_threads: int = 1, n_ctx: int = 256) -> None:
+        import llama_cpp  # imported here: the lexical model must work without llama-cpp-python
+
+        self._llm = llama_cpp.Llama(model_path=str(model_path), n_ctx=n_ctx, n_threads=n_threads,
+                                    logits_all=True, verbose=False)
+        self._lock = threading.Lock()
+        template = self._llm.metadata.get("tokenizer.chat_template", "")
+        if "im_start" in template:
+            self._prefix = "<|im_start|>system\nYou are a helpful voice assistant.<|im_end|>\n<|im_start|>user\n"
+            self._end = "<|im_end|>"
+        else:
+            self._prefix, self._end = "<start_of_turn>user\n", "<end_of_turn>"
+        end_ids = self._llm.tokenize(self._end.encode(), add_bos=False, special=True)
+        if len(end_ids) != 1:
+            raise ValueError(f"{model_path}: end-of-turn marker {self._end!r} is not a single token")
+        self._end_id = end_ids[0]
+
+    def probability_complete(self, text: str) -> float:
+        """Softmax probability of the end-of-message token after the transcript."""
+        if not text.strip():
+            return 0.0
+        tokens = self._llm.tokenize((self._prefix + text.strip()).encode(), add_bos=True, special=True)
+        with self._lock:
+            self._llm.reset()
+            self._llm.eval(tokens)
+            logits = self._llm.scores[self._llm.n_tokens - 1]
+        top = float(max(logits))
+        log_norm = top + math.log(sum(math.exp(float(v) - top) for v in logits))
+        return math.exp(float(logits[self._end_id]) - log_norm)
+
+
+class BlendedScorer:
+    """Weighted mean of several completion scorers (e.g. lexical 0.6, LLM 0.4)."""
+
+    def __init__(self, parts: list[tuple[CompletionScorer, float]]) -> None:
+        if not parts or any(weight <= 0 for _, weight in parts):
+            raise ValueError("BlendedScorer needs at least one scorer, each with a positive weight")
+        self._parts = parts
+        self._total = sum(weight for _, weight in parts)
+
+    def probability_complete(self, text: str) -> float:
+        """The weighted mean of the parts' probabilities."""
+        return sum(s.probability_complete(text) * w for s, w in self._parts) / self._total
+
+
+@dataclass(frozen=True)
+class EndOfTurnOptions:
+    """How long a silence must last before Venus takes the turn, as a function of completeness."""
+
+    min_silence_ms: int = 200  # silence needed after a surely complete utterance
+    max_silence_ms: int = 2000  # silence after which the turn ends whatever the words say
+    curve: float = 2.0  # >1 keeps waits short unless the utterance looks clearly unfinished
+    final_bonus: float = 0.05  # added to the probability when the transcript is a final (not a partial)
+    cache_size: int = 256  # transcripts whose score is remembered (partials repeat while silence grows)
+
+    def __post_init__(self) -> None:
+        if not 0 <= self.min_silence_ms <= self.max_silence_ms:
+            raise ValueError(f"need 0 <= min_silence_ms <= max_silence_ms, got {self.min_silence_ms}, "
+                             f"{self.max_silence_ms}")
+        if self.curve <= 0:
+            raise ValueError(f"curve must be positive, got {self.curve}")
+        if not 0 <= self.final_bonus <= 0.5:
+            raise ValueError(f"final_bonus must be within 0..0.5, got {self.final_bonus}")
+        if self.cache_size < 0:
+            raise ValueError(f"cache_size must be >= 0, got {self.cache_size}")
+
+    @classmethod
+    def from_base_silence(cls, end_of_turn_silence_ms: int) -> EndOfTurnOptions:
+        """Options scaled from the user's `conversation.end_of_turn_silence_ms` setting (default 500)."""
+        factor = end_of_turn_silence_ms / 500.0
+        return cls(min_silence_ms=int(200 * factor), max_silence_ms=int(2000 * factor))
+
+
+@dataclass(frozen=True)
+class EndOfTurnVerdict:
+    """Whether the user's turn is over now, the completeness probability, and why."""
+
+    end_of_turn: bool
+    probability: float  # that the words so far are a complete turn
+    required_silence_ms: int  # silence this transcript needs before the turn ends
+    reason: str
+
+
+class EndOfTurnDetector:
+    """Combines VAD silence with a completion score: `decide(silence_ms, text)` is called as silence grows."""
+
+    def __init__(self, scorer: CompletionScorer | None = None, options: EndOfTurnOptions | None = None) -> None:
+        self.scorer = scorer or LexicalTurnModel()
+        self.options = options or EndOfTurnOptions()
+        self._cache: OrderedDict[str, float] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def probability(self, text: str) -> float:
+        """The scorer's completion probability, cached per transcript."""
+        key = text.strip()
+        with self._lock:
+            if key in self._cache:
+                self._cache.move_to_end(key)
+                return self._cache[key]
+        value = float(self.scorer.probability_complete(key))
+        with self._lock:
+            self._cache[key] = value
+            while len(self._cache) > self.options.cache_size:
+                self._cache.popitem(last=False)
+        return value
+
+    def required_silence_ms(self, probability: float) -> int:
+        """Silence needed for a given completeness: min_silence at 1.0, max_silence at 0.0."""
+        o = self.options
+        return int(round(o.min_silence_ms + (o.max_silence_ms - o.min_silence_ms) * (1.0 - probability) ** o.curve))
+
+    def decide(self, silence_ms: int, text: str, *, is_final: bool = False) -> EndOfTurnVerdict:
+        """Is the turn over after `silence_ms` of VAD silence following the words in `text`?"""
+        if silence_ms < 0:
+            raise ValueError(f"silence_ms must be >= 0, got {silence_ms}")
+        if not text.strip():
+            needed = self.options.max_silence_ms
+            done = silence_ms >= needed
+            return EndOfTurnVerdict(done, 0.0, needed, f"no words yet; {silence_ms}/{needed} ms of silence")
+        probability = min(1.0, self.probability(text) + (self.options.final_bonus if is_final else 0.0))
+        needed = self.required_silence_ms(probability)
+        done = silence_ms >= needed
+        looks = "complete" if probability >= 0.5 else "unfinished"
+        verb = "ends" if done else "waits"
+        return EndOfTurnVerdict(done, probability, needed,
+                                f"{verb}: utterance looks {looks} (p={probability:.2f}); "
+                                f"{silence_ms}/{needed} ms of silence")

@@ -1,0 +1,117 @@
+"""End-of-turn detection: complete questions end fast, unfinished sentences wait, every bad option is refused."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # bench/ is not an installed package
+
+import importlib.util
+
+import pytest
+
+from bench.duplex.turn_corpus import corpus
+from engine.runtime.turn_taking import (
+    FEATURE_NAMES,
+    BlendedScorer,
+    EndOfTurnDetector,
+    EndOfTurnOptions,
+    LexicalTurnModel,
+    turn_features,
+)
+
+COMPLETE = ["What's the weather in Paris?", "Set a timer for ten minutes.", "Tell me a joke.", "Yeah.",
+            "Who wrote Hamlet?", "Please turn the music down."]
+UNFINISHED = ["I'd like to book a table for", "I'd like to book a table for.", "Can you tell me",
+              "So um", "Remind me to call my", "I was wondering if you could", "What's the weather in"]
+
+
+@pytest.mark.parametrize("text", COMPLETE)
+def test_complete_utterance_ends_after_a_short_silence(text: str) -> None:
+    verdict = EndOfTurnDetector().decide(300, text)
+    assert verdict.end_of_turn, verdict.reason
+    assert verdict.probability > 0.8
+    assert verdict.required_silence_ms <= 300
+
+
+@pytest.mark.parametrize("text", UNFINISHED)
+def test_unfinished_utterance_waits_through_a_long_pause(text: str) -> None:
+    detector = EndOfTurnDetector()
+    verdict = detector.decide(1000, text)
+    assert not verdict.end_of_turn, verdict.reason
+    assert verdict.probability < 0.35
+    assert "waits" in verdict.reason
+    # ... but not forever: the maximum silence always ends the turn
+    assert detector.decide(detector.options.max_silence_ms, text).end_of_turn
+
+
+def test_the_pause_example_from_the_issue_waits_then_the_full_sentence_ends() -> None:
+    detector = EndOfTurnDetector()
+    assert not detector.decide(800, "I'd like to book a table for").end_of_turn
+    assert detector.decide(250, "I'd like to book a table for four people.", is_final=True).end_of_turn
+
+
+def test_no_words_needs_the_maximum_silence() -> None:
+    detector = EndOfTurnDetector(options=EndOfTurnOptions(min_silence_ms=100, max_silence_ms=900))
+    assert not detector.decide(899, "  ").end_of_turn
+    assert detector.decide(900, "").end_of_turn
+
+
+def test_required_silence_falls_as_completeness_rises() -> None:
+    detector = EndOfTurnDetector()
+    waits = [detector.required_silence_ms(p / 10) for p in range(11)]
+    assert waits == sorted(waits, reverse=True)
+    assert waits[0] == detector.options.max_silence_ms and waits[-1] == detector.options.min_silence_ms
+
+
+def test_model_separates_held_out_corpus() -> None:
+    model = LexicalTurnModel()
+    held_out = corpus(600, seed=4242)
+    correct = sum((model.probability_complete(text) > 0.5) == bool(label) for text, label in held_out)
+    assert correct / len(held_out) > 0.9
+
+
+def test_features_have_one_value_per_name() -> None:
+    assert len(turn_features("hello there?")) == len(FEATURE_NAMES)
+    assert turn_features("book a table for")[FEATURE_NAMES.index("last_preposition")] == 1.0
+
+
+def test_settings_scale_the_waits() -> None:
+    options = EndOfTurnOptions.from_base_silence(1000)
+    assert (options.min_silence_ms, options.max_silence_ms) == (400, 4000)
+
+
+@pytest.mark.parametrize("kwargs", [dict(min_silence_ms=900, max_silence_ms=100), dict(curve=0),
+                                    dict(final_bonus=0.9), dict(cache_size=-1), dict(min_silence_ms=-1)])
+def test_bad_options_are_refused(kwargs: dict) -> None:
+    with pytest.raises(ValueError):
+        EndOfTurnOptions(**kwargs)
+
+
+def test_bad_inputs_are_refused() -> None:
+    with pytest.raises(ValueError, match="lack"):
+        LexicalTurnModel({"bias": 1.0})
+    with pytest.raises(ValueError, match="silence_ms"):
+        EndOfTurnDetector().decide(-5, "hi")
+    with pytest.raises(ValueError):
+        BlendedScorer([])
+
+
+def test_blend_is_a_weighted_mean() -> None:
+    lexical = LexicalTurnModel()
+    blended = BlendedScorer([(lexical, 1.0), (lexical, 3.0)])
+    assert blended.probability_complete("Tell me a joke.") == pytest.approx(lexical.probability_complete("Tell me a joke."))
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(importlib.util.find_spec("llama_cpp") is None, reason="llama-cpp-python is not installed")
+def test_llm_scorer_prefers_a_complete_question_over_a_fragment() -> None:
+    from engine.models.registry import resolve
+    from engine.runtime.turn_taking import LlmTurnScorer
+
+    scorer = LlmTurnScorer(resolve("smollm2-135m-instruct-q4_1"), n_threads=1)
+    question = scorer.probability_complete("What's the weather in Paris?")
+    fragment = scorer.probability_complete("I'd like to book a table for")
+    assert 0.0 <= fragment < question <= 1.0
+    assert question > 0.5 and fragment < 0.05
