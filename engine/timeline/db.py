@@ -104,11 +104,11 @@ def _check_file(path: Path) -> None:
         )
 
 
-def create_db_engine(path: Path) -> sa.Engine:
+def create_db_engine(path: Path, busy_timeout_s: float = 10.0) -> sa.Engine:
     """An engine on `path` with WAL, foreign keys, a busy timeout and real (DDL-inclusive) transactions."""
     engine = sa.create_engine(
         f"sqlite:///{path}",
-        connect_args={"timeout": 10.0, "check_same_thread": False},
+        connect_args={"timeout": busy_timeout_s, "check_same_thread": False},
         json_serializer=dumps_payload,
     )
 
@@ -152,13 +152,13 @@ def current_revision(engine: sa.Engine) -> str | None:
         return MigrationContext.configure(conn).get_current_revision()
 
 
-def _inspect_existing(path: Path, check_integrity: bool) -> str | None:
+def _inspect_existing(path: Path, check_integrity: bool, busy_timeout_s: float) -> str | None:
     """Check an existing file without changing a byte of it; returns its schema revision (None: not Venus's).
 
     A plain sqlite3 connection with no PRAGMAs only reads; the engine (which switches the file to WAL) is
     created after these checks pass, so a refused file is left exactly as it was found.
     """
-    conn = sqlite3.connect(str(path), timeout=10.0)
+    conn = sqlite3.connect(str(path), timeout=busy_timeout_s)
     try:
         if check_integrity:
             rows = [r[0] for r in conn.execute("PRAGMA quick_check").fetchall()]
@@ -202,15 +202,15 @@ def _inspect_existing(path: Path, check_integrity: bool) -> str | None:
     return revisions[0] if revisions else None
 
 
-def open_database(path: Path, *, check_integrity: bool = True) -> sa.Engine:
+def open_database(path: Path, *, check_integrity: bool = True, busy_timeout_s: float = 10.0) -> sa.Engine:
     """Open (creating or migrating as needed) the conversation database at `path`; raises a StorageError."""
     path = Path(path)
     _check_file(path)
     revision = None
     if path.exists() and path.stat().st_size > 0:
-        revision = _inspect_existing(path, check_integrity)
+        revision = _inspect_existing(path, check_integrity, busy_timeout_s)
     path.parent.mkdir(parents=True, exist_ok=True)
-    engine = create_db_engine(path)
+    engine = create_db_engine(path, busy_timeout_s)
     try:
         if revision != head_revision():
             with engine.connect() as conn:

@@ -39,8 +39,11 @@ class StoreOptions:
 
     check_integrity: bool = True  # run SQLite's quick_check at open, so a damaged file is refused up front
     writer: WriterOptions = WriterOptions()  # batching of the writer thread
+    busy_timeout_s: float = 10.0  # how long a write waits for another process's lock before it fails
 
     def __post_init__(self) -> None:
+        if not self.busy_timeout_s > 0:
+            raise ValueError(f"busy_timeout_s must be positive, got {self.busy_timeout_s}")
         if not isinstance(self.writer, WriterOptions):
             raise ValueError(f"writer must be a WriterOptions, got {type(self.writer).__name__}")
 
@@ -103,7 +106,11 @@ class ConversationStore:
     def __init__(self, path: Path, options: StoreOptions | None = None) -> None:
         self.path = Path(path)
         self.options = options or StoreOptions()
-        self._engine = open_database(self.path, check_integrity=self.options.check_integrity)
+        self._engine = open_database(
+            self.path,
+            check_integrity=self.options.check_integrity,
+            busy_timeout_s=self.options.busy_timeout_s,
+        )
         self._writer = TimelineWriter(self._engine, self.path, self.options.writer)
         self._lock = threading.Lock()
         self._live: dict[str, tuple[Timeline, Any]] = {}
