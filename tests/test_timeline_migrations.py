@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hashlib
+import shutil
 import sqlite3
 import subprocess
 import sys
@@ -138,3 +139,59 @@ def test_the_default_path_comes_from_venus_data_dir(tmp_path, monkeypatch):
         assert store.path == tmp_path / "profile" / "venus.db"
         store.new_conversation("default place")
     assert tables(tmp_path / "profile" / "venus.db") >= {"conversations", "events"}
+
+
+BROKEN_REVISION = '''
+"""A migration that fails halfway."""
+import sqlalchemy as sa
+from alembic import op
+
+revision = "0002"
+down_revision = "0001"
+branch_labels = None
+depends_on = None
+
+
+def upgrade():
+    op.create_table("attachments", sa.Column("id", sa.Integer, primary_key=True))
+    op.add_column("conversations", sa.Column("pinned", sa.Boolean, nullable=True))
+    op.execute("UPDATE conversations SET title = 'overwritten'")
+    raise RuntimeError("disk went away mid-migration")
+
+
+def downgrade():
+    pass
+'''
+
+
+def test_a_migration_that_fails_halfway_is_rolled_back_whole(tmp_path):
+    from alembic import command
+
+    from engine.timeline.db import _alembic_config, create_db_engine
+
+    db = tmp_path / "venus.db"
+    with open_store(db) as store:
+        store.new_conversation("precious").append(UserText(text="keep me"))
+    migrations = tmp_path / "migrations"
+    shutil.copytree(MIGRATIONS_DIR, migrations, ignore=shutil.ignore_patterns("__pycache__"))
+    (migrations / "versions" / "0002_broken.py").write_text(BROKEN_REVISION)
+
+    engine = create_db_engine(db)
+    try:
+        with engine.connect() as conn:
+            config = _alembic_config(conn)
+            config.set_main_option("script_location", str(migrations))
+            with pytest.raises(RuntimeError, match="mid-migration"):
+                command.upgrade(config, "head")
+    finally:
+        engine.dispose()
+
+    assert tables(db) == {"alembic_version", "conversations", "events"}
+    with sqlite3.connect(db) as conn:
+        columns = [r[1] for r in conn.execute("PRAGMA table_info(conversations)")]
+        assert "pinned" not in columns
+        assert conn.execute("SELECT title FROM conversations").fetchall() == [("precious",)]
+        assert conn.execute("SELECT version_num FROM alembic_version").fetchall() == [("0001",)]
+    with open_store(db) as store:
+        (info,) = store.list_conversations()
+        assert (info.title, info.event_count) == ("precious", 1)
