@@ -1,0 +1,161 @@
+"""The one object through which the engine reaches Qt, and Qt reaches the engine.
+
+Inbound: timeline events, mic levels and camera frames arrive on any engine thread and are re-emitted as
+signals on the GUI thread (always queued, so order is kept and no engine thread ever runs widget code).
+Outbound: user actions go to the `Controller` on one worker thread, in order, never on the GUI thread.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+from collections.abc import Callable
+from concurrent.futures import Future, ThreadPoolExecutor
+from typing import Any
+
+import numpy as np
+from PySide6.QtCore import QObject, Qt, Signal, Slot
+from PySide6.QtGui import QImage
+
+from app.controller import Controller
+from engine.timeline import Event, Timeline
+
+log = logging.getLogger(__name__)
+
+FrameSink = Callable[[np.ndarray], None]
+"""Where a camera hands its frames: an HxWx3 uint8 BGR array (OpenCV's layout), from any thread."""
+
+LevelSink = Callable[[float], None]
+"""Where the microphone hands its level: RMS in dBFS (-inf..0], from any thread."""
+
+
+def frame_to_image(frame: np.ndarray) -> QImage:
+    """Convert an HxWx3 BGR (or HxW grey) uint8 array into a QImage that owns its pixels."""
+    if frame.dtype != np.uint8 or frame.ndim not in (2, 3) or (frame.ndim == 3 and frame.shape[2] != 3):
+        raise ValueError(f"a camera frame must be HxWx3 BGR or HxW grey uint8, got {frame.dtype} {frame.shape}")
+    frame = np.ascontiguousarray(frame)
+    height, width = frame.shape[:2]
+    if frame.ndim == 2:
+        return QImage(frame.data, width, height, width, QImage.Format.Format_Grayscale8).copy()
+    image = QImage(frame.data, width, height, width * 3, QImage.Format.Format_BGR888)
+    return image.copy()
+
+
+class Bridge(QObject):
+    """Re-emits timeline events, mic levels and frames as GUI-thread signals; runs user actions off it."""
+
+    event_received = Signal(object)  # an engine.timeline Event, on the GUI thread, in timeline order
+    mic_level = Signal(float)  # dBFS, the latest level (intermediate ones are dropped when the UI lags)
+    frame_ready = Signal(QImage)  # the latest camera frame (older ones are dropped when the UI lags)
+    action_failed = Signal(str, str)  # (action name, error message) when a controller call raised
+
+    _event_posted = Signal(object)
+    _level_posted = Signal()
+    _frame_posted = Signal()
+
+    def __init__(self, timeline: Timeline, controller: Controller, parent: QObject | None = None) -> None:
+        super().__init__(parent)
+        self.timeline = timeline
+        self.controller = controller
+        self._actions = ThreadPoolExecutor(max_workers=1, thread_name_prefix="venus-ui-actions")
+        self._latest_lock = threading.Lock()
+        self._latest_level: float | None = None
+        self._latest_frame: QImage | None = None
+        self._event_posted.connect(self._deliver_event, Qt.ConnectionType.QueuedConnection)
+        self._level_posted.connect(self._deliver_level, Qt.ConnectionType.QueuedConnection)
+        self._frame_posted.connect(self._deliver_frame, Qt.ConnectionType.QueuedConnection)
+        self._unsubscribe: Callable[[], None] | None = timeline.subscribe(self._event_posted.emit)
+
+    # ---- inbound: any thread -> GUI thread ------------------------------------------------------------------
+
+    @Slot(object)
+    def _deliver_event(self, event: Event) -> None:
+        self.event_received.emit(event)
+
+    def post_mic_level(self, dbfs: float) -> None:
+        """A `LevelSink`: thread-safe; only the newest level waiting for the GUI is kept."""
+        with self._latest_lock:
+            pending = self._latest_level is not None
+            self._latest_level = float(dbfs)
+        if not pending:
+            self._level_posted.emit()
+
+    @Slot()
+    def _deliver_level(self) -> None:
+        with self._latest_lock:
+            level, self._latest_level = self._latest_level, None
+        if level is not None:
+            self.mic_level.emit(level)
+
+    def post_frame(self, frame: np.ndarray) -> None:
+        """A `FrameSink`: converts on the calling thread; only the newest frame waiting for the GUI is kept."""
+        image = frame_to_image(frame)
+        with self._latest_lock:
+            pending = self._latest_frame is not None
+            self._latest_frame = image
+        if not pending:
+            self._frame_posted.emit()
+
+    @Slot()
+    def _deliver_frame(self) -> None:
+        with self._latest_lock:
+            image, self._latest_frame = self._latest_frame, None
+        if image is not None:
+            self.frame_ready.emit(image)
+
+    # ---- outbound: GUI thread -> controller worker ----------------------------------------------------------
+
+    def _submit(self, name: str, *args: Any) -> Future:
+        method = getattr(self.controller, name)
+
+        def run() -> None:
+            try:
+                method(*args)
+            except Exception as exc:  # shown in the window; the conversation goes on
+                log.exception("controller %s failed", name)
+                self.action_failed.emit(name, str(exc))
+
+        return self._actions.submit(run)
+
+    def send_text(self, text: str) -> Future:
+        """Send typed text (blank text is ignored by the caller, not here)."""
+        return self._submit("send_text", text)
+
+    def stop_talking(self) -> Future:
+        """Ask Venus to stop speaking now."""
+        return self._submit("stop_talking")
+
+    def set_muted(self, muted: bool) -> Future:
+        """Mute or unmute the microphone."""
+        return self._submit("set_muted", muted)
+
+    def push_to_talk(self, pressed: bool) -> Future:
+        """Push-to-talk key down or up."""
+        return self._submit("push_to_talk", pressed)
+
+    def cancel_task(self, task_id: str) -> Future:
+        """Cancel a background task."""
+        return self._submit("cancel_task", task_id)
+
+    def answer_confirmation(self, task_id: str, approved: bool) -> Future:
+        """Approve or deny a waiting tool call."""
+        return self._submit("answer_confirmation", task_id, approved)
+
+    def set_camera(self, enabled: bool) -> Future:
+        """Turn the camera on or off."""
+        return self._submit("set_camera", enabled)
+
+    def apply_settings(self, settings: Any) -> Future:
+        """Hand saved settings to the engine."""
+        return self._submit("apply_settings", settings)
+
+    def close(self, timeout_s: float = 5.0) -> None:
+        """Stop listening to the timeline, close the controller and wait for queued actions to finish."""
+        if self._unsubscribe is not None:
+            self._unsubscribe()
+            self._unsubscribe = None
+        closing = self._submit("close")
+        try:
+            closing.result(timeout=timeout_s)
+        finally:
+            self._actions.shutdown(wait=False, cancel_futures=True)
