@@ -1,0 +1,254 @@
+"""Overlap policy: speech heard while Venus speaks is an interruption, a backchannel, speech to someone else,
+background speech or echo of Venus's own voice.
+
+The runtime ducks at once and calls `OverlapPolicy.decide` repeatedly as audio and partial transcripts
+arrive. It answers *undecided* (keep ducked) until the cues are clear or the deadline (300 ms from onset) is
+reached; at the deadline it must commit. A verdict reached without any words is *provisional*: the runtime
+pauses playback instead of discarding it, and `review` re-judges the segment once words arrive, so a false
+interruption resumes the unfinished answer.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from dataclasses import dataclass, field
+
+from engine.timeline.events import OverlapDecision, OverlapKind
+
+_TOKEN = re.compile(r"[a-z0-9'-]+")
+
+# Short listener responses that do not claim the floor (single words and two-word phrases).
+BACKCHANNELS = frozenset(
+    "yeah yes yep yup uh-huh uhhuh mhm mm-hmm mmhmm mm hmm hm okay ok right sure wow oh ah cool nice alright "
+    "really exactly true totally great interesting huh uh um aha ha".split()
+) | frozenset({"i see", "got it", "makes sense", "of course", "go on", "i know", "oh wow", "all right",
+               "that's right", "fair enough", "no way", "oh nice", "oh really", "thank you", "thanks"})
+# Words that claim the floor whatever else is said.
+STOP_CUES = frozenset({"stop", "wait", "hold on", "hang on", "pause", "enough", "cancel", "never mind",
+                       "excuse me", "sorry", "actually", "listen", "shut up", "no no", "quiet"})
+# Vocatives that name someone other than the assistant.
+OTHER_VOCATIVES = frozenset("honey mom mum dad guys babe sweetie kids darling buddy dude man sir madam".split())
+_SECOND_PERSON = re.compile(r"\b(can|could|would|will|do|did) you\b|\byou\b|\byour\b")
+_REQUEST_OPENER = re.compile(r"^(please |and |but |so |ok |okay |oh )?(tell|show|give|explain|say|repeat|read|"
+                             r"what|what's|how|why|when|where|who|which|is|are|can|could|go)\b")
+_VOCATIVE_START = re.compile(r"^\s*(?i:hey|hi|oh|ok|okay)?[\s,]*([A-Z][a-z]+)\s*[,!?]")
+_VOCATIVE_END = re.compile(r",\s*([A-Z][a-z]+)\s*[.?!]*\s*$")
+
+
+@dataclass(frozen=True)
+class OverlapOptions:
+    """Thresholds of the overlap policy."""
+
+    deadline_ms: int = 300  # the policy commits to a verdict by this time after speech onset
+    sensitivity: float = 0.5  # settings.conversation.duplex_sensitivity: higher yields sooner
+    same_speaker_threshold: float = 0.45  # speaker similarity below this is someone other than the user
+    background_level_db: float = -12.0  # speech this far below the user's calibrated level is background
+    backchannel_max_ms: int = 1200  # a backchannel is shorter than this
+    interruption_min_words: int = 3  # this many non-backchannel words from the user claim the floor
+    echo_word_overlap: float = 0.8  # share of heard words found in Venus's current sentence that means echo
+
+    def __post_init__(self) -> None:
+        if not 50 <= self.deadline_ms <= 2000:
+            raise ValueError(f"deadline_ms must be 50-2000, got {self.deadline_ms}")
+        if not 0.0 <= self.sensitivity <= 1.0:
+            raise ValueError(f"sensitivity must be within 0..1, got {self.sensitivity}")
+        if not 0.0 < self.same_speaker_threshold < 1.0:
+            raise ValueError(f"same_speaker_threshold must be within (0, 1), got {self.same_speaker_threshold}")
+        if self.background_level_db >= 0:
+            raise ValueError(f"background_level_db must be negative, got {self.background_level_db}")
+        if self.backchannel_max_ms < 200:
+            raise ValueError(f"backchannel_max_ms must be >= 200, got {self.backchannel_max_ms}")
+        if self.interruption_min_words < 1:
+            raise ValueError(f"interruption_min_words must be >= 1, got {self.interruption_min_words}")
+        if not 0.0 < self.echo_word_overlap <= 1.0:
+            raise ValueError(f"echo_word_overlap must be within (0, 1], got {self.echo_word_overlap}")
+
+
+@dataclass(frozen=True)
+class OverlapFeatures:
+    """What is known about one overlapping speech segment so far."""
+
+    elapsed_ms: int  # since the segment's speech onset
+    speech_active: bool = True  # the VAD still hears speech
+    words: str = ""  # partial (or final) transcript of the segment
+    is_final: bool = False  # `words` is the final transcript of the closed segment
+    loudness_db: float | None = None  # segment level minus the user's calibrated level, in dB
+    speaker_similarity: float | None = None  # to the enrolled user's voice, 0..1
+    facing_screen: bool | None = None  # from the camera, when it is on
+    echo_likelihood: float | None = None  # from the echo canceller, 0..1: the mic hears Venus's own output
+
+    def __post_init__(self) -> None:
+        if self.elapsed_ms < 0:
+            raise ValueError(f"elapsed_ms must be >= 0, got {self.elapsed_ms}")
+        for name in ("speaker_similarity", "echo_likelihood"):
+            value = getattr(self, name)
+            if value is not None and not 0.0 <= value <= 1.0:
+                raise ValueError(f"{name} must be within 0..1, got {value}")
+
+
+@dataclass(frozen=True)
+class ConversationContext:
+    """The conversation so far, as far as the overlap policy cares."""
+
+    assistant_name: str = "Venus"  # settings.conversation.assistant_name
+    speaking_text: str = ""  # the sentence Venus is speaking now (echo and question checks)
+    other_names: tuple[str, ...] = ()  # people the user mentioned earlier ("my wife Anna")
+    user_name: str = ""  # settings.conversation.user_name
+
+
+@dataclass(frozen=True)
+class OverlapVerdict:
+    """The policy's answer: a kind (None while undecided), why, and the scores behind it."""
+
+    kind: OverlapKind | None
+    reason: str
+    scores: dict[str, float] = field(default_factory=dict)
+    provisional: bool = False  # decided at the deadline without words: pause, do not discard; `review` later
+    elapsed_ms: int = 0
+
+    @property
+    def decided(self) -> bool:
+        """True once the policy committed to a kind."""
+        return self.kind is not None
+
+    @property
+    def stop(self) -> bool:
+        """True when Venus should stop (or, if provisional, pause) speaking."""
+        return self.kind == OverlapKind.INTERRUPTION
+
+    def to_event(self) -> OverlapDecision:
+        """The timeline event recording this decision; an undecided verdict has no event."""
+        if self.kind is None:
+            raise ValueError("an undecided verdict is not a decision; keep calling decide() until it decides")
+        reason = f"provisional: {self.reason}" if self.provisional else self.reason
+        return OverlapDecision(verdict=self.kind, reason=reason, scores=dict(self.scores),
+                               latency_ms=self.elapsed_ms)
+
+
+def _tokens(text: str) -> list[str]:
+    return _TOKEN.findall(text.lower())
+
+
+def _phrases(tokens: list[str]) -> set[str]:
+    return set(tokens) | {" ".join(tokens[i : i + 2]) for i in range(len(tokens) - 1)}
+
+
+def backchannel_score(tokens: list[str]) -> float:
+    """Share of the words that belong to backchannel phrases (1.0 for "uh-huh", 0.0 for "what time is it")."""
+    if not tokens:
+        return 0.0
+    covered = [False] * len(tokens)
+    for i in range(len(tokens)):
+        if i + 1 < len(tokens) and f"{tokens[i]} {tokens[i + 1]}" in BACKCHANNELS:
+            covered[i] = covered[i + 1] = True
+        elif tokens[i] in BACKCHANNELS:
+            covered[i] = True
+    return sum(covered) / len(tokens)
+
+
+class OverlapPolicy:
+    """Decides what overlapping speech is; pure and cheap, so the runtime may call it on every audio block."""
+
+    def __init__(self, options: OverlapOptions | None = None) -> None:
+        self.options = options or OverlapOptions()
+
+    def _scores(self, f: OverlapFeatures, context: ConversationContext) -> dict[str, float]:
+        o = self.options
+        tokens = _tokens(f.words)
+        phrases = _phrases(tokens)
+        name = context.assistant_name.lower()
+        spoken = set(_tokens(context.speaking_text))
+        echo_text = (sum(t in spoken for t in tokens) / len(tokens)) if len(tokens) >= 2 and spoken else 0.0
+        vocatives = {m.group(1) for m in (_VOCATIVE_START.search(f.words), _VOCATIVE_END.search(f.words)) if m}
+        other_named = any(v.lower() != name and v.lower() not in BACKCHANNELS | STOP_CUES for v in vocatives)
+        other_named |= bool(phrases & OTHER_VOCATIVES) or any(n.lower() in tokens for n in context.other_names)
+        loud = 0.5 if f.loudness_db is None else 1 / (1 + math.exp(-(f.loudness_db - o.background_level_db) / 2))
+        return {
+            "words": float(len(tokens)),
+            "backchannel": backchannel_score(tokens),
+            "stop_cue": float(bool(phrases & STOP_CUES)),
+            "assistant_named": float(bool(name) and name in tokens),
+            "request": float(bool(_SECOND_PERSON.search(" ".join(tokens)) or _REQUEST_OPENER.search(" ".join(tokens)))),
+            "other_named": float(other_named),
+            "user_voice": 0.5 if f.speaker_similarity is None else f.speaker_similarity,
+            "loudness": loud,
+            "echo": max(echo_text, f.echo_likelihood or 0.0),
+            "facing_screen": 0.5 if f.facing_screen is None else float(f.facing_screen),
+            "asked_question": float(context.speaking_text.rstrip().endswith("?")),
+        }
+
+    def decide(self, features: OverlapFeatures, context: ConversationContext | None = None) -> OverlapVerdict:
+        """The verdict so far: undecided (kind None) until the cues are clear or the deadline passes."""
+        context = context or ConversationContext()
+        o, f = self.options, features
+        s = self._scores(f, context)
+        at_deadline = f.elapsed_ms >= o.deadline_ms or not f.speech_active or f.is_final
+
+        def verdict(kind: OverlapKind | None, reason: str, provisional: bool = False) -> OverlapVerdict:
+            return OverlapVerdict(kind, reason, s, provisional, f.elapsed_ms)
+
+        if s["echo"] >= o.echo_word_overlap:
+            return verdict(OverlapKind.ECHO, f"the mic hears Venus's own words (echo {s['echo']:.2f})")
+        if s["assistant_named"]:
+            return verdict(OverlapKind.INTERRUPTION, f"the user said the assistant's name ({context.assistant_name})")
+        not_user = f.speaker_similarity is not None and f.speaker_similarity < o.same_speaker_threshold
+        quiet = f.loudness_db is not None and f.loudness_db < o.background_level_db
+        if not_user or quiet:
+            why = "a voice unlike the enrolled user's" if not_user else f"{f.loudness_db:.0f} dB below the user's level"
+            return verdict(OverlapKind.BACKGROUND, f"background speech: {why}")
+        if s["words"] > 0:
+            return self._decide_from_words(f, s, context, at_deadline, verdict)
+        return self._decide_from_acoustics(f, s, at_deadline, verdict)
+
+    def _decide_from_words(self, f, s, context, at_deadline, verdict) -> OverlapVerdict:
+        o = self.options
+        if s["stop_cue"]:
+            return verdict(OverlapKind.INTERRUPTION, f"a stop cue in {f.words!r}")
+        if s["other_named"]:
+            return verdict(OverlapKind.OTHER_ADDRESSEE, f"addressed to someone else by name in {f.words!r}")
+        if s["backchannel"] >= 0.99 and s["words"] <= 3:
+            if s["asked_question"]:
+                return verdict(OverlapKind.INTERRUPTION, f"{f.words!r} answers the question Venus asked")
+            if at_deadline or f.elapsed_ms >= o.backchannel_max_ms:
+                return verdict(OverlapKind.BACKCHANNEL, f"only backchannel words: {f.words!r}")
+            return verdict(None, f"backchannel words so far ({f.words!r}); waiting to see if more follows")
+        if f.facing_screen is False and not s["request"]:
+            return verdict(OverlapKind.OTHER_ADDRESSEE, "the user looks away from the screen")
+        content_words = s["words"] * (1.0 - s["backchannel"])
+        if s["request"] and content_words >= 1:
+            if f.facing_screen is False:
+                return verdict(OverlapKind.OTHER_ADDRESSEE, f"a request while looking away: {f.words!r}")
+            return verdict(OverlapKind.INTERRUPTION, f"a request to the assistant: {f.words!r}")
+        if content_words >= o.interruption_min_words or (f.is_final and content_words >= 1):
+            return verdict(OverlapKind.INTERRUPTION, f"the user claims the floor: {f.words!r}")
+        if at_deadline:
+            return verdict(OverlapKind.INTERRUPTION, f"user speech at the deadline: {f.words!r}", provisional=True)
+        return verdict(None, f"too few words yet ({f.words!r})")
+
+    def _decide_from_acoustics(self, f, s, at_deadline, verdict) -> OverlapVerdict:
+        o = self.options
+        if not f.speech_active and f.elapsed_ms < o.backchannel_max_ms:
+            return verdict(OverlapKind.BACKCHANNEL, f"a short burst ({f.elapsed_ms} ms) with no words",
+                           provisional=not f.is_final)
+        if not at_deadline:
+            return verdict(None, "no words yet; ducked while listening")
+        if f.facing_screen is False:
+            return verdict(OverlapKind.OTHER_ADDRESSEE, "no words yet and the user looks away", provisional=True)
+        if o.sensitivity >= 0.5:
+            return verdict(OverlapKind.INTERRUPTION, "the user's voice at the deadline, no words yet", provisional=True)
+        return verdict(OverlapKind.BACKCHANNEL, "no words yet; low sensitivity keeps talking", provisional=True)
+
+    def review(self, earlier: OverlapVerdict, features: OverlapFeatures,
+               context: ConversationContext | None = None) -> OverlapVerdict:
+        """Re-judge a provisional verdict once words arrive; a changed kind means stop, or resume the answer."""
+        if not earlier.provisional:
+            return earlier
+        later = self.decide(features, context)
+        if later.kind is None:
+            return earlier
+        if later.kind != earlier.kind:
+            action = "resume the paused answer" if earlier.stop else "stop"
+            return OverlapVerdict(later.kind, f"revised ({action}): {later.reason}", later.scores,
+                                  later.provisional, features.elapsed_ms)
+        return later

@@ -1,0 +1,136 @@
+"""The overlap policy on the situations of the issue: what it decides, when, and why."""
+
+from __future__ import annotations
+
+import pytest
+
+from engine.runtime.overlap import (
+    ConversationContext,
+    OverlapFeatures,
+    OverlapOptions,
+    OverlapPolicy,
+    backchannel_score,
+)
+from engine.timeline import Kind, OverlapKind, Timeline
+
+SPEAKING = ConversationContext(assistant_name="Venus", speaking_text="The Eiffel Tower was finished in 1889 and")
+USER = dict(speaker_similarity=0.85, loudness_db=0.0)
+
+
+def decide(words: str = "", elapsed: int = 250, active: bool = True, final: bool = False,
+           context: ConversationContext = SPEAKING, **acoustics):
+    acoustics = {**USER, **acoustics}
+    return OverlapPolicy().decide(OverlapFeatures(elapsed_ms=elapsed, speech_active=active, words=words,
+                                                  is_final=final, **acoustics), context)
+
+
+@pytest.mark.parametrize("words", ["Wait, what year was that?", "Stop.", "Hold on", "Can you repeat that?",
+                                   "Venus, what about London", "Actually tell me about Rome"])
+def test_interruptions_stop_at_once(words: str) -> None:
+    verdict = decide(words, elapsed=200)
+    assert verdict.kind == OverlapKind.INTERRUPTION and verdict.stop and not verdict.provisional, verdict.reason
+
+
+@pytest.mark.parametrize("words", ["Uh-huh.", "Yeah.", "Mm-hmm", "Okay", "Oh wow.", "I see.", "Right, right."])
+def test_backchannels_keep_going(words: str) -> None:
+    verdict = decide(words, elapsed=450, active=False, final=True)
+    assert verdict.kind == OverlapKind.BACKCHANNEL and not verdict.stop, verdict.reason
+
+
+def test_backchannel_words_wait_while_the_user_may_go_on() -> None:
+    assert decide("Yeah", elapsed=150).kind is None
+    assert decide("Yeah but what about the", elapsed=600).kind == OverlapKind.INTERRUPTION
+
+
+def test_a_yes_after_venus_asked_a_question_is_an_answer() -> None:
+    asking = ConversationContext(speaking_text="Shall I book it for seven?")
+    assert decide("Yes.", elapsed=400, active=False, final=True, context=asking).kind == OverlapKind.INTERRUPTION
+
+
+@pytest.mark.parametrize("words", ["John, can you grab the mail?", "Hey Sarah, dinner is ready",
+                                   "Honey, where are my keys?", "I'll be there in a minute, Mike."])
+def test_speech_to_someone_else_keeps_going(words: str) -> None:
+    verdict = decide(words, elapsed=280)
+    assert verdict.kind == OverlapKind.OTHER_ADDRESSEE and not verdict.stop, verdict.reason
+
+
+def test_a_person_named_earlier_in_the_conversation_is_someone_else() -> None:
+    context = ConversationContext(speaking_text="Sure.", other_names=("Anna",))
+    assert decide("did anna call back", context=context).kind == OverlapKind.OTHER_ADDRESSEE
+
+
+def test_looking_away_without_a_request_is_someone_else() -> None:
+    verdict = decide("the blue one is mine I think", elapsed=280, facing_screen=False)
+    assert verdict.kind == OverlapKind.OTHER_ADDRESSEE
+
+
+def test_facing_the_screen_with_a_request_is_an_interruption() -> None:
+    assert decide("what time is it", facing_screen=True).kind == OverlapKind.INTERRUPTION
+
+
+@pytest.mark.parametrize("acoustics", [dict(speaker_similarity=0.1), dict(loudness_db=-20.0)])
+def test_other_voices_and_quiet_speech_are_background(acoustics: dict) -> None:
+    verdict = decide("and now the weather for the weekend", elapsed=120, **acoustics)
+    assert verdict.kind == OverlapKind.BACKGROUND, verdict.reason
+
+
+def test_venus_own_words_are_echo() -> None:
+    assert decide("eiffel tower was finished in", elapsed=200).kind == OverlapKind.ECHO
+    assert decide("", elapsed=100, echo_likelihood=0.95).kind == OverlapKind.ECHO
+
+
+def test_undecided_before_the_deadline_then_provisional_without_words() -> None:
+    policy = OverlapPolicy()
+    early = policy.decide(OverlapFeatures(elapsed_ms=120, **USER), SPEAKING)
+    assert early.kind is None and not early.decided
+    late = policy.decide(OverlapFeatures(elapsed_ms=300, **USER), SPEAKING)
+    assert late.kind == OverlapKind.INTERRUPTION and late.provisional
+    # the words that arrive later show it was a backchannel: the paused answer resumes
+    revised = policy.review(late, OverlapFeatures(elapsed_ms=700, speech_active=False, words="Mm-hmm.",
+                                                  is_final=True, **USER), SPEAKING)
+    assert revised.kind == OverlapKind.BACKCHANNEL and "resume" in revised.reason
+    # and a real interruption is confirmed
+    confirmed = policy.review(late, OverlapFeatures(elapsed_ms=700, words="what about tomorrow", **USER), SPEAKING)
+    assert confirmed.kind == OverlapKind.INTERRUPTION and not confirmed.provisional
+
+
+def test_low_sensitivity_keeps_talking_without_words() -> None:
+    policy = OverlapPolicy(OverlapOptions(sensitivity=0.2))
+    verdict = policy.decide(OverlapFeatures(elapsed_ms=300, **USER), SPEAKING)
+    assert verdict.kind == OverlapKind.BACKCHANNEL and verdict.provisional and not verdict.stop
+
+
+def test_a_short_wordless_burst_is_a_backchannel() -> None:
+    assert decide("", elapsed=260, active=False).kind == OverlapKind.BACKCHANNEL
+
+
+def test_every_decision_goes_on_the_timeline_with_its_reason() -> None:
+    timeline = Timeline()
+    verdict = decide("Stop.", elapsed=180)
+    event = timeline.append(verdict.to_event())
+    assert event.kind == Kind.OVERLAP_DECISION and event.verdict == OverlapKind.INTERRUPTION
+    assert "stop cue" in event.reason and event.latency_ms == 180 and event.scores["stop_cue"] == 1.0
+    with pytest.raises(ValueError, match="undecided"):
+        decide("", elapsed=10).to_event()
+
+
+def test_backchannel_score() -> None:
+    assert backchannel_score(["uh-huh"]) == 1.0
+    assert backchannel_score(["i", "see"]) == 1.0
+    assert backchannel_score(["what", "time", "is", "it"]) == 0.0
+    assert backchannel_score([]) == 0.0
+
+
+@pytest.mark.parametrize("kwargs", [dict(deadline_ms=10), dict(sensitivity=1.5), dict(same_speaker_threshold=0),
+                                    dict(background_level_db=3), dict(backchannel_max_ms=50),
+                                    dict(interruption_min_words=0), dict(echo_word_overlap=0)])
+def test_bad_options_are_refused(kwargs: dict) -> None:
+    with pytest.raises(ValueError):
+        OverlapOptions(**kwargs)
+
+
+def test_bad_features_are_refused() -> None:
+    with pytest.raises(ValueError, match="elapsed_ms"):
+        OverlapFeatures(elapsed_ms=-1)
+    with pytest.raises(ValueError, match="speaker_similarity"):
+        OverlapFeatures(elapsed_ms=0, speaker_similarity=2.0)
