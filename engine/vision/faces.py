@@ -89,7 +89,8 @@ class CenterFaceDetector:
         model_path = Path(model_path)
         if not model_path.is_file():
             raise ModelNotFound(
-                f"face model {model_path} does not exist", fix="run `venus models install` (model id 'centerface')"
+                f"face model {model_path} does not exist",
+                fix="run `venus models install` (model id 'centerface')",
             )
         try:
             self._net = cv2.dnn.readNetFromONNX(str(model_path))
@@ -101,7 +102,9 @@ class CenterFaceDetector:
         self._outputs = ["537", "538", "539", "540"]  # heat map, box scale, centre offset, landmarks
 
     @classmethod
-    def from_registry(cls, model: str = DEFAULT_FACE_MODEL, options: FaceDetectorOptions | None = None) -> CenterFaceDetector:
+    def from_registry(
+        cls, model: str = DEFAULT_FACE_MODEL, options: FaceDetectorOptions | None = None
+    ) -> CenterFaceDetector:
         """Load the installed model by id (or a path to the .onnx)."""
         from engine.models.registry import resolve
 
@@ -131,7 +134,12 @@ class CenterFaceDetector:
         return result
 
     def _decode(
-        self, heat: np.ndarray, scale: np.ndarray, offset: np.ndarray, marks: np.ndarray, size: tuple[int, int]
+        self,
+        heat: np.ndarray,
+        scale: np.ndarray,
+        offset: np.ndarray,
+        marks: np.ndarray,
+        size: tuple[int, int],
     ) -> list[Face]:
         rows, cols = np.nonzero(heat > self.options.score_threshold)
         if rows.size == 0:
@@ -146,14 +154,28 @@ class CenterFaceDetector:
         x2 = np.clip(x1 + box_w, 0, size[1])
         y2 = np.clip(y1 + box_h, 0, size[0])
         scores = heat[rows, cols]
-        boxes_xywh = [[float(a), float(b), float(c - a), float(d - b)] for a, b, c, d in zip(x1, y1, x2, y2, strict=True)]
-        keep = cv2.dnn.NMSBoxes(boxes_xywh, scores.astype(float).tolist(), self.options.score_threshold, self.options.nms_iou)
+        boxes_xywh = [
+            [float(a), float(b), float(c - a), float(d - b)]
+            for a, b, c, d in zip(x1, y1, x2, y2, strict=True)
+        ]
+        keep = cv2.dnn.NMSBoxes(
+            boxes_xywh, scores.astype(float).tolist(), self.options.score_threshold, self.options.nms_iou
+        )
         faces = []
         for i in np.asarray(keep).reshape(-1):
             # landmarks are stored as (y, x) pairs relative to the box corner, in box units
             points = tuple(
-                (float(marks[2 * j + 1, rows[i], cols[i]] * box_w[i] + x1[i]), float(marks[2 * j, rows[i], cols[i]] * box_h[i] + y1[i]))
+                (
+                    float(marks[2 * j + 1, rows[i], cols[i]] * box_w[i] + x1[i]),
+                    float(marks[2 * j, rows[i], cols[i]] * box_h[i] + y1[i]),
+                )
                 for j in range(5)
             )
-            faces.append(Face(box=(float(x1[i]), float(y1[i]), float(x2[i]), float(y2[i])), score=float(scores[i]), landmarks=points))
+            faces.append(
+                Face(
+                    box=(float(x1[i]), float(y1[i]), float(x2[i]), float(y2[i])),
+                    score=float(scores[i]),
+                    landmarks=points,
+                )
+            )
         return faces
