@@ -8,6 +8,7 @@ store.close()                             # writes everything still queued
 
 from __future__ import annotations
 
+import atexit
 import dataclasses
 import datetime as dt
 import enum
@@ -115,6 +116,7 @@ class ConversationStore:
         self._lock = threading.Lock()
         self._live: dict[str, tuple[Timeline, Any]] = {}
         self._closed = False
+        atexit.register(self.close)  # a normal exit without close() still writes the last events
 
     # ---- conversations ---------------------------------------------------------------------------------------
 
@@ -235,6 +237,7 @@ class ConversationStore:
         if self._closed:
             return
         self._closed = True
+        atexit.unregister(self.close)
         with self._lock:
             live, self._live = list(self._live.values()), {}
         for _timeline, unsubscribe in live:

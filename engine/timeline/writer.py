@@ -19,7 +19,7 @@ import sqlalchemy as sa
 from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 
 from engine.errors import StorageError
-from engine.timeline.db import conversations_table, events_table, utc_now
+from engine.timeline.db import conversations_table, dumps_payload, events_table, utc_now
 from engine.timeline.events import Event
 from engine.timeline.timeline import Timeline
 
@@ -79,7 +79,9 @@ class TimelineWriter:
         self._path = path
         self._queue: queue.SimpleQueue = queue.SimpleQueue()
         self._closed = False
+        self._unwritten = 0
         self.last_error: BaseException | None = None  # the most recent failed write, None once one succeeds
+        self.salvage_file: Path | None = None  # set when close() had to save unwritten events beside the db
         self._thread = threading.Thread(target=self._run, name="venus-db-writer", daemon=True)
         self._thread.start()
 
@@ -117,9 +119,18 @@ class TimelineWriter:
         self._closed = True
         try:
             self.flush(timeout)
-        finally:
-            self._queue.put(_STOP)
-            self._thread.join(timeout)
+        except StorageError as exc:
+            failure: StorageError | None = exc
+        else:
+            failure = None
+        self._queue.put(_STOP)  # the thread tries once more, then saves what is left beside the database
+        self._thread.join(timeout)
+        if failure is not None and (self._unwritten or self._thread.is_alive()):
+            saved = f"; they were saved to {self.salvage_file}" if self.salvage_file else ""
+            raise StorageError(
+                f"{self._unwritten} events could not be written to {self._path}{saved}",
+                fix="free disk space or close the program locking the file, then reopen Venus",
+            ) from failure
 
     # ---- the thread ----------------------------------------------------------------------------------------
 
@@ -145,6 +156,8 @@ class TimelineWriter:
                     if not pending:
                         deadline = time.monotonic() + interval
                     pending.append(item)
+                    if len(pending) >= self.options.max_batch:
+                        break  # write now; a steady flood must not keep the thread draining forever
                 try:
                     item = self._queue.get_nowait()
                 except queue.Empty:
@@ -153,14 +166,32 @@ class TimelineWriter:
             if pending and (due or requests or stopping):
                 if self._write(pending):
                     pending = []
-                elif not requests and not stopping:
+                else:
                     deadline = time.monotonic() + self.options.retry_interval_ms / 1000
             for request in requests:
                 request.error = self.last_error if pending else None
                 request.done.set()
             requests = []
+        self._unwritten = len(pending)
         if pending:
-            log.error("%d events could not be written to %s", len(pending), self._path)
+            self._salvage(pending)
+
+    def _salvage(self, batch: list[tuple[str, Event]]) -> None:
+        """Last resort at close: events the database refused go to a JSON-lines file beside it."""
+        salvage = self._path.with_name(f"{self._path.name}.unsaved-{time.strftime('%Y%m%d-%H%M%S')}.jsonl")
+        try:
+            with salvage.open("a", encoding="utf-8") as fh:
+                for conversation_id, event in batch:
+                    fh.write(dumps_payload(_row(conversation_id, event)) + "\n")
+        except OSError as exc:
+            log.error(
+                "%d events could not be written to %s nor to %s: %s", len(batch), self._path, salvage, exc
+            )
+            return
+        self.salvage_file = salvage
+        log.error(
+            "%d events could not be written to %s; they were saved to %s", len(batch), self._path, salvage
+        )
 
     def _write(self, batch: list[tuple[str, Event]]) -> bool:
         rows = [_row(conversation_id, event) for conversation_id, event in batch]
