@@ -1,0 +1,218 @@
+"""The main window on real widgets (offscreen), a real Timeline and a real controller that appends events."""
+
+import os
+import shutil
+import threading
+from pathlib import Path
+
+os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+
+import numpy as np  # noqa: E402
+import pytest  # noqa: E402
+from PySide6.QtCore import QPoint, Qt, QThread  # noqa: E402
+from PySide6.QtWidgets import QAbstractButton, QApplication, QLineEdit, QProgressBar  # noqa: E402
+
+from app.controller import TimelineController  # noqa: E402
+from app.demo import play_demo_conversation, venus_says  # noqa: E402
+from app.main_window import MainWindow  # noqa: E402
+from app.timeline_model import RowKind, TaskState  # noqa: E402
+from engine.settings import Settings  # noqa: E402
+from engine.timeline import Timeline  # noqa: E402
+from engine.timeline.events import (  # noqa: E402
+    ConfirmationAnswered,
+    DelegationDispatched,
+    Interruption,
+    Kind,
+    RuntimeState,
+    RuntimeStateName,
+    UserText,
+)
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+@pytest.fixture
+def window(qtbot, tmp_path, monkeypatch):
+    monkeypatch.setenv("VENUS_CONFIG_DIR", str(tmp_path / "config"))
+    timeline = Timeline()
+    controller = TimelineController(timeline)
+    win = MainWindow(Settings(), timeline, controller)
+    qtbot.addWidget(win)
+    win.show()
+    qtbot.waitExposed(win)
+    yield win
+    win.shutdown()
+
+
+def _events(window, kind):
+    return window.timeline.events(kinds=[kind])
+
+
+def _play_on_engine_thread(timeline, target=play_demo_conversation, *args):
+    thread = threading.Thread(target=target, args=(timeline, *args), name="fake-runtime")
+    thread.start()
+    thread.join(timeout=30)
+    assert not thread.is_alive()
+
+
+def test_events_from_an_engine_thread_reach_the_view_on_the_gui_thread(qtbot, window):
+    delivered_on = []
+    window.bridge.event_received.connect(lambda _e: delivered_on.append(QThread.currentThread()))
+    _play_on_engine_thread(window.timeline)
+    qtbot.waitUntil(lambda: len(delivered_on) == len(window.timeline), timeout=10000)
+    gui = QApplication.instance().thread()
+    assert all(thread is gui for thread in delivered_on)
+    kinds = [row.kind for row in window.model.rows()]
+    assert kinds.count(RowKind.USER) == 4 and kinds.count(RowKind.TASK) == 2
+    assert window.state_indicator.text_for_state() == "Listening"
+
+
+def test_user_actions_run_on_the_controller_thread_never_the_gui_thread(qtbot, window):
+    window.text_box.setFocus()
+    qtbot.keyClicks(window.text_box, "What time is it?")
+    qtbot.keyClick(window.text_box, Qt.Key.Key_Return)
+    qtbot.waitUntil(lambda: bool(_events(window, Kind.USER_TEXT)), timeout=5000)
+    typed = _events(window, Kind.USER_TEXT)[0]
+    assert isinstance(typed, UserText) and typed.text == "What time is it?"
+    assert window.text_box.text() == ""
+    qtbot.waitUntil(lambda: window.model.rowCount() == 1)
+    assert window.model.row(0).typed and window.model.row(0).text == "What time is it?"
+    qtbot.mouseClick(window.stop_button, Qt.MouseButton.LeftButton)
+    qtbot.waitUntil(lambda: len(window.bridge.controller.call_threads) == 2, timeout=5000)
+    threads = {name for _method, name in window.bridge.controller.call_threads}
+    assert threads and all(name.startswith("venus-ui-actions") for name in threads)
+    assert threading.main_thread().name not in threads
+
+
+def test_confirm_and_cancel_buttons_on_task_cards(qtbot, window):
+    ids = play_demo_conversation(window.timeline)
+    qtbot.waitUntil(lambda: window.conversation.card(ids.waiting_task) is not None)
+    card = window.conversation.card(ids.waiting_task)
+    qtbot.waitUntil(lambda: card.approve_button.isVisible())
+    assert '"path": "~/Desktop/Old screenshots"' in card.arguments.text()  # the exact arguments are shown
+    qtbot.mouseClick(card.approve_button, Qt.MouseButton.LeftButton)
+    qtbot.waitUntil(lambda: bool(_events(window, Kind.CONFIRMATION_ANSWERED)), timeout=5000)
+    answer = _events(window, Kind.CONFIRMATION_ANSWERED)[0]
+    assert (answer.task_id, answer.approved, answer.source) == (ids.waiting_task, True, "ui")
+    qtbot.waitUntil(lambda: not card.approve_button.isVisible())
+    assert window.model.row(window.model.find(RowKind.TASK, ids.waiting_task)).task_state == TaskState.RUNNING
+
+    window.timeline.append(DelegationDispatched(task_id="slow", tool="search", arguments={"q": "x"}))
+    qtbot.waitUntil(lambda: window.conversation.card("slow") is not None)
+    slow = window.conversation.card("slow")
+    qtbot.mouseClick(slow.cancel_button, Qt.MouseButton.LeftButton)
+    qtbot.waitUntil(lambda: bool(_events(window, Kind.DELEGATION_CANCELLED)), timeout=5000)
+    assert _events(window, Kind.DELEGATION_CANCELLED)[0].task_id == "slow"
+    qtbot.waitUntil(lambda: not slow.cancel_button.isVisible())
+    done = window.conversation.card(ids.finished_task)
+    assert done.progress.value() == 100 and "Saturday 24 °C" in done.result.text()
+
+
+def test_deny_is_recorded_as_not_approved(qtbot, window):
+    ids = play_demo_conversation(window.timeline)
+    qtbot.waitUntil(lambda: window.conversation.card(ids.waiting_task) is not None)
+    qtbot.mouseClick(window.conversation.card(ids.waiting_task).deny_button, Qt.MouseButton.LeftButton)
+    qtbot.waitUntil(lambda: bool(_events(window, Kind.CONFIRMATION_ANSWERED)), timeout=5000)
+    answer = _events(window, Kind.CONFIRMATION_ANSWERED)[0]
+    assert isinstance(answer, ConfirmationAnswered)
+    assert (answer.task_id, answer.approved, answer.source) == (ids.waiting_task, False, "ui")
+    qtbot.waitUntil(lambda: window.model.row(window.model.find(RowKind.TASK, ids.waiting_task)).task_state == TaskState.DENIED)
+
+
+def test_stop_shortcut_cuts_a_streaming_answer(qtbot, window):
+    from engine.timeline.events import AssistantToken
+
+    for i, word in enumerate("This answer is still being spoken".split()):
+        window.timeline.append(AssistantToken(turn_id="t7", text=word + " ", index=i))
+    qtbot.waitUntil(lambda: window.model.rowCount() == 1)
+    qtbot.keyClick(window, Qt.Key.Key_Escape)
+    qtbot.waitUntil(lambda: bool(_events(window, Kind.INTERRUPTION)), timeout=5000)
+    cut: Interruption = _events(window, Kind.INTERRUPTION)[0]
+    assert cut.turn_id == "t7" and cut.heard_text.startswith("This answer")
+    qtbot.waitUntil(lambda: window.model.row(0).interrupted and not window.model.row(0).streaming)
+
+
+def test_mute_shortcut_push_to_talk_key_and_state_indicator(qtbot, window):
+    qtbot.keyClick(window, Qt.Key.Key_M, Qt.KeyboardModifier.ControlModifier)
+    assert window.mute_button.isChecked() and "muted" in window.state_indicator.text_for_state()
+    qtbot.waitUntil(lambda: window.bridge.controller.muted, timeout=5000)
+    window.activateWindow()
+    qtbot.waitUntil(window.isActiveWindow)
+    qtbot.keyPress(window.text_box, Qt.Key.Key_F9)
+    qtbot.waitUntil(lambda: window.state_indicator.state == RuntimeStateName.USER_SPEAKING, timeout=5000)
+    qtbot.keyRelease(window.text_box, Qt.Key.Key_F9)
+    qtbot.waitUntil(lambda: window.state_indicator.state == RuntimeStateName.LISTENING, timeout=5000)
+    states = [e.state for e in _events(window, Kind.RUNTIME_STATE)]
+    assert states == [RuntimeStateName.USER_SPEAKING, RuntimeStateName.LISTENING]
+    window.timeline.append(RuntimeState(state=RuntimeStateName.THINKING))
+    qtbot.waitUntil(lambda: window.state_indicator.text_for_state() == "Thinking (muted)")
+
+
+def test_camera_toggle_mark_and_frames_from_a_thread(qtbot, window):
+    assert not window.camera.on_mark.isVisible()
+    qtbot.mouseClick(window.camera.switch, Qt.MouseButton.LeftButton)
+    assert window.camera.on_mark.isVisible()
+    qtbot.waitUntil(lambda: window.bridge.controller.camera_on, timeout=5000)
+    frame = np.zeros((120, 160, 3), np.uint8)
+    frame[:, :, 2] = 255  # BGR red
+    sender = threading.Thread(target=lambda: [window.bridge.post_frame(frame) for _ in range(20)])
+    sender.start()
+    sender.join()
+    qtbot.waitUntil(lambda: window.camera.frames_shown >= 1, timeout=5000)
+    shown = window.camera.image.pixmap().toImage()
+    centre = shown.pixelColor(shown.width() // 2, shown.height() // 2)
+    assert (centre.red(), centre.green(), centre.blue()) == (255, 0, 0)
+    assert window.camera.frames_shown <= 20  # stale frames are dropped, never queued up
+    qtbot.mouseClick(window.camera.switch, Qt.MouseButton.LeftButton)
+    assert not window.camera.on_mark.isVisible() and window.camera.image.text() == "Camera off"
+    with pytest.raises(ValueError, match="HxWx3"):
+        window.bridge.post_frame(np.zeros((4, 4, 4), np.uint8))
+
+
+def test_mic_level_meter_follows_levels_from_a_thread(qtbot, window):
+    levels = threading.Thread(target=lambda: [window.bridge.post_mic_level(db) for db in (-60.0, -30.0, -6.0)])
+    levels.start()
+    levels.join()
+    qtbot.waitUntil(lambda: window.level_meter.last_dbfs == -6.0, timeout=5000)
+    assert window.level_meter.value() == 90
+
+
+def test_every_control_has_an_accessible_name(window):
+    controls = window.findChildren(QAbstractButton) + window.findChildren(QLineEdit) + window.findChildren(QProgressBar)
+    play_demo_conversation(window.timeline)
+    QApplication.processEvents()
+    controls += window.findChildren(QAbstractButton) + window.findChildren(QProgressBar)
+    unnamed = [c for c in controls if c.isVisibleTo(window) and not c.accessibleName()]
+    assert len(controls) > 10 and unnamed == []
+
+
+def test_window_geometry_is_remembered(qtbot, window):
+    window.resize(700, 500)
+    window.save_window_state()
+    again = MainWindow(Settings(), Timeline(), TimelineController(Timeline()))
+    qtbot.addWidget(again)
+    try:
+        assert (again.width(), again.height()) == (700, 500)
+    finally:
+        again.shutdown()
+
+
+def test_screenshot_mid_conversation(qtbot, window, tmp_path):
+    window.resize(1100, 720)
+    ids = play_demo_conversation(window.timeline)
+    venus_says(window.timeline, "turn-5", "")  # keep the state indicator honest: back to listening
+    window.bridge.post_mic_level(-18.0)
+    qtbot.waitUntil(lambda: window.conversation.card(ids.waiting_task) is not None)
+    qtbot.waitUntil(lambda: window.level_meter.last_dbfs == -18.0)
+    window.conversation.scrollToBottom()
+    qtbot.wait(50)
+    image = window.grab().toImage()
+    assert (image.width(), image.height()) == (1100, 720)
+    colours = {image.pixel(x, y) for x in range(0, 1100, 37) for y in range(0, 720, 29)}
+    assert len(colours) > 8  # a real rendered window, not a blank surface
+    path = tmp_path / "screenshot.png"
+    assert image.save(str(path)) and path.stat().st_size > 10_000
+    if os.environ.get("VENUS_UPDATE_SCREENSHOT") == "1":
+        (REPO / "docs").mkdir(exist_ok=True)
+        shutil.copy(path, REPO / "docs" / "screenshot.png")
+    assert window.conversation.indexAt(QPoint(10, 10)).isValid()
