@@ -78,7 +78,7 @@ def dumps_payload(payload: dict[str, Any]) -> str:
 def _corrupt_fix(path: Path) -> str:
     return (
         f"quit Venus and move {path.name} aside (e.g. rename it to {path.name}.broken) to start with an "
-        f"empty history, or salvage it with `sqlite3 {path} .recover | sqlite3 {path.name}.recovered`; "
+        f"empty history, or salvage it with `sqlite3 {path} .recover | sqlite3 {path}.recovered`; "
         "Venus has not changed or deleted it"
     )
 

@@ -53,11 +53,11 @@ class StoreOptions:
 class ConversationInfo:
     """One stored conversation as listed: id, title, creation and last-write times (UTC), event count."""
 
-    id: str
-    title: str
-    created: dt.datetime
-    updated: dt.datetime
-    event_count: int
+    id: str  # the Timeline's conversation_id; pass it to open_conversation()
+    title: str  # "" until set_title() or new_conversation(title) gave one
+    created: dt.datetime  # UTC, time-zone aware
+    updated: dt.datetime  # UTC, time-zone aware; when its last batch of events was written
+    event_count: int  # events stored, including ones still queued at the time of the listing
 
 
 def _aware(value: dt.datetime) -> dt.datetime:
