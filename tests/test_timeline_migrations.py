@@ -195,3 +195,19 @@ def test_a_migration_that_fails_halfway_is_rolled_back_whole(tmp_path):
     with open_store(db) as store:
         (info,) = store.list_conversations()
         assert (info.title, info.event_count) == ("precious", 1)
+
+
+def test_the_doctor_reads_the_schema_version_without_changing_anything(tmp_path):
+    from engine.timeline import database_schema_version
+
+    db = tmp_path / "venus.db"
+    assert database_schema_version(db) is None
+    assert not db.exists()  # looking did not create it
+    with open_store(db) as store:
+        store.new_conversation("checked")
+    before = digest(db)
+    assert database_schema_version(db) == "0001"
+    assert digest(db) == before
+    db.write_bytes(b"garbage" * 100)
+    with pytest.raises(DatabaseCorrupt, match="not a SQLite file"):
+        database_schema_version(db)

@@ -2,7 +2,13 @@
 
 from engine.timeline.events import *  # noqa: F403 - the vocabulary is the public surface
 from engine.timeline.events import EVENT_TYPES, Event, Kind, event_from_dict
-from engine.timeline.store import ConversationInfo, ConversationStore, StoreOptions, open_store
+from engine.timeline.store import (
+    ConversationInfo,
+    ConversationStore,
+    StoreOptions,
+    database_schema_version,
+    open_store,
+)
 from engine.timeline.timeline import SessionClock, Subscriber, Timeline
 from engine.timeline.writer import TimelineWriter, WriterOptions
 
@@ -18,6 +24,7 @@ __all__ = [
     "Timeline",
     "TimelineWriter",
     "WriterOptions",
+    "database_schema_version",
     "event_from_dict",
     "open_store",
 ]

@@ -202,6 +202,15 @@ def _inspect_existing(path: Path, check_integrity: bool, busy_timeout_s: float) 
     return revisions[0] if revisions else None
 
 
+def inspect_database(path: Path, *, check_integrity: bool = True) -> str | None:
+    """The schema revision of the database at `path` (None if not created yet), checked but never changed."""
+    path = Path(path)
+    _check_file(path)
+    if not path.exists() or path.stat().st_size == 0:
+        return None
+    return _inspect_existing(path, check_integrity, busy_timeout_s=10.0)
+
+
 def open_database(path: Path, *, check_integrity: bool = True, busy_timeout_s: float = 10.0) -> sa.Engine:
     """Open (creating or migrating as needed) the conversation database at `path`; raises a StorageError."""
     path = Path(path)

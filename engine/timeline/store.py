@@ -26,7 +26,14 @@ import sqlalchemy as sa
 
 from engine import paths
 from engine.errors import ConversationNotFound, StorageError
-from engine.timeline.db import conversations_table, current_revision, events_table, open_database, utc_now
+from engine.timeline.db import (
+    conversations_table,
+    current_revision,
+    events_table,
+    inspect_database,
+    open_database,
+    utc_now,
+)
 from engine.timeline.events import Event, SystemNotice, event_from_dict
 from engine.timeline.timeline import Timeline
 from engine.timeline.writer import TimelineWriter, WriterOptions
@@ -265,6 +272,14 @@ class ConversationStore:
             raise StorageError(
                 f"The conversation store on {self.path} is closed", fix="call open_store() again"
             )
+
+
+def database_schema_version(path: str | Path | None = None) -> str | None:
+    """For diagnostics: the stored schema revision (None: no database yet); raises a StorageError if unusable.
+
+    Reads only: it neither creates, migrates nor switches the file to WAL.
+    """
+    return inspect_database(Path(path) if path is not None else paths.database_file())
 
 
 def open_store(path: str | Path | None = None, options: StoreOptions | None = None) -> ConversationStore:
