@@ -7,6 +7,7 @@ conversation started) and `seq` the position on the timeline; both are filled in
 from __future__ import annotations
 
 import dataclasses
+import typing
 from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any, ClassVar
@@ -362,17 +363,35 @@ EVENT_TYPES: dict[Kind, type[Event]] = {
 }
 
 
+def _enum_fields(cls: type[Event]) -> dict[str, type[StrEnum]]:
+    # StrEnum-typed fields (plain or Optional), so values read back from JSON become enums again
+    hints = typing.get_type_hints(cls)
+    found = {}
+    for name, hint in hints.items():
+        for candidate in (hint, *typing.get_args(hint)):
+            if isinstance(candidate, type) and issubclass(candidate, StrEnum):
+                found[name] = candidate
+    return found
+
+
+_ENUM_FIELDS = {kind: _enum_fields(cls) for kind, cls in EVENT_TYPES.items()}
+
+
 def event_from_dict(data: dict[str, Any]) -> Event:
     """Rebuild an event from `Event.to_dict()` output (as read back from JSON or the database)."""
     data = dict(data)
-    cls = EVENT_TYPES[Kind(data.pop("kind"))]
+    kind = Kind(data.pop("kind"))
+    cls = EVENT_TYPES[kind]
     names = {f.name for f in dataclasses.fields(cls)}
+    enums = _ENUM_FIELDS[kind]
     kwargs: dict[str, Any] = {}
     for key, value in data.items():
         if key not in names:
             continue  # a field from a newer version; ignore rather than fail to open old conversations
         if key == "words":
             value = tuple(Word(**w) if isinstance(w, dict) else w for w in value)
+        elif key in enums and value is not None:
+            value = enums[key](value)
         elif isinstance(value, list) and key != "result":
             value = tuple(value)
         kwargs[key] = value
