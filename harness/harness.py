@@ -1,0 +1,165 @@
+"""The harness facade the runtime talks to: submit, cancel, confirm, tool specs, and user replies."""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable, Iterable
+from pathlib import Path
+from typing import Any
+
+from engine.errors import ToolError
+from engine.settings import HarnessSettings
+from engine.timeline.events import AsrFinal, DelegationResult, Event, SystemNotice, UserText
+from harness.builtin import ReminderService, builtin_tools
+from harness.emitter import EventPump
+from harness.executor import ExecutorOptions, TaskExecutor
+from harness.mcp_bridge import MCPServerConfig, MCPServerConnection, mcp_tools
+from harness.replies import Reply, interpret_reply, render_untrusted
+from harness.sandbox import AllowedRoots
+from harness.scheduler import DeadlineScheduler
+from harness.secrets import PROCESS_REDACTOR, SecretVault, install_log_redaction
+from harness.store import TaskRecord, TaskStore
+from harness.tool import Tool, ToolRegistry
+
+log = logging.getLogger(__name__)
+
+
+class Harness:
+    """Venus's background loop: runs delegated tool calls and reports them as timeline events through `emit`.
+
+    `emit` is usually `Timeline.append`; it is called from one harness thread, in order per task.
+    """
+
+    def __init__(
+        self,
+        settings: HarnessSettings,
+        emit: Callable[[Event], None],
+        *,
+        store_path: Path | None = None,
+        extra_tools: Iterable[Tool] = (),
+        vault: SecretVault | None = None,
+    ) -> None:
+        self.settings = settings
+        self.redactor = PROCESS_REDACTOR
+        install_log_redaction(self.redactor)
+        self.vault = vault or SecretVault(self.redactor)
+        self._pump = EventPump(emit, self.redactor)
+        self._scheduler = DeadlineScheduler()
+        self.store = TaskStore(store_path)
+        self.roots = AllowedRoots(self._existing_folders(settings.allowed_folders))
+        self.registry = ToolRegistry(settings.permissions)
+        self.reminders = ReminderService(self.store, self._scheduler, self._pump.put)
+        for tool in [*builtin_tools(self.roots, self.store, self.reminders), *extra_tools]:
+            self.registry.register(tool, replace=True)
+        self.executor = TaskExecutor(
+            self.registry, self.store, self._pump, self._scheduler, self.redactor,
+            ExecutorOptions(settings.workers, settings.task_timeout_s, settings.confirm_timeout_s),
+        )
+        self.mcp: dict[str, MCPServerConnection] = {}
+        for name, raw in settings.mcp_servers.items():
+            self._start_mcp(name, raw)
+        self.executor.recover()
+        self.reminders.restore()
+
+    # ---- the runtime's API --------------------------------------------------------------------------------
+
+    def submit(self, tool: str, arguments: Any, turn_id: str = "", timeout_s: float | None = None) -> str:
+        """Delegate a tool call; returns the task id at once. Everything else arrives on the timeline."""
+        return self.executor.submit(tool, arguments, turn_id, timeout_s)
+
+    def cancel(self, task_id: str, reason: str = "cancelled by the user") -> bool:
+        """Cancel a task; False when it had already ended."""
+        return self.executor.cancel(task_id, reason)
+
+    def answer_confirmation(self, task_id: str, approved: bool, source: str = "ui") -> bool:
+        """The user's yes or no (source "ui" or "voice"); False when no confirmation was pending for it."""
+        return self.executor.answer_confirmation(task_id, approved, source)
+
+    def tool_specs(self) -> list[dict[str, Any]]:
+        """Tools the model may call right now: [{name, description, parameters}]; 'off' tools are left out."""
+        return self.registry.tool_specs()
+
+    def task(self, task_id: str) -> TaskRecord | None:
+        """A task's stored state."""
+        return self.store.get_task(task_id)
+
+    def active_tasks(self) -> list[str]:
+        """Tasks not yet ended, oldest first."""
+        return self.executor.active()
+
+    def pending_confirmations(self) -> list[str]:
+        """Tasks waiting for the user's yes or no, oldest first."""
+        return self.executor.awaiting_confirmation()
+
+    def handle_user_text(self, text: str, source: str = "voice") -> Reply | None:
+        """Act on what the user said or typed: answer the newest pending confirmation, or cancel the newest task.
+
+        Only call this with the user's own words; tool output and the assistant's text must never reach it.
+        """
+        reply = interpret_reply(text)
+        if reply is None:
+            return None
+        waiting = self.pending_confirmations()
+        if waiting and reply in ("yes", "no"):
+            self.answer_confirmation(waiting[-1], reply == "yes", source)
+            return reply
+        if reply == "cancel":
+            active = self.active_tasks()
+            if active:
+                self.cancel(active[-1], reason=f'the user said "{text.strip()}"')
+                return reply
+        return None
+
+    def on_timeline_event(self, event: Event) -> None:
+        """A timeline subscriber: the user's transcripts and typed text may answer or cancel; nothing else can."""
+        if isinstance(event, AsrFinal):
+            self.handle_user_text(event.text, "voice")
+        elif isinstance(event, UserText):
+            self.handle_user_text(event.text, "ui")
+
+    @staticmethod
+    def render_result(event: DelegationResult) -> str:
+        """A result as it should enter the model's context: fenced and marked as untrusted data."""
+        return render_untrusted(event.tool, event.task_id, event.result, event.summary)
+
+    def flush(self, timeout_s: float = 10.0) -> bool:
+        """Wait until every event so far has been delivered to `emit`."""
+        return self._pump.flush(timeout_s)
+
+    def shutdown(self) -> None:
+        """Stop workers, MCP servers and threads; unfinished tasks stay in the store for the next start."""
+        self.executor.shutdown(wait=True)
+        for connection in self.mcp.values():
+            connection.stop()
+        self._scheduler.stop()
+        self._pump.stop()
+        self.store.close()
+
+    # ---- setup --------------------------------------------------------------------------------------------
+
+    def _existing_folders(self, folders: list[str]) -> list[str]:
+        usable = []
+        for folder in folders:
+            if Path(folder).expanduser().is_dir():
+                usable.append(folder)
+            else:
+                self._pump.put(SystemNotice(level="warning", code="folder-missing", text=(
+                    f"The allowed folder {folder} does not exist, so file tools skip it; "
+                    "fix it in Settings → Tools → Allowed folders.")))
+        return usable
+
+    def _start_mcp(self, name: str, raw: dict[str, Any]) -> None:
+        try:
+            config = MCPServerConfig.from_dict(name, raw)
+            if raw.get("disabled"):
+                return
+            connection = MCPServerConnection(config, self.vault)
+            listed = connection.start()
+        except (ValueError, ToolError) as exc:
+            log.warning("MCP server %s not started: %s", name, exc)
+            self._pump.put(SystemNotice(level="warning", code="mcp-server-failed", text=str(exc)))
+            return
+        self.mcp[name] = connection
+        for tool in mcp_tools(connection, listed):
+            self.registry.register(tool, replace=True)
+        log.info("MCP server %s started with %d tools", name, len(listed))

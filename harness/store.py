@@ -1,0 +1,240 @@
+"""The harness's own SQLite file: every task's lifecycle, reminders and notes, so nothing is lost in a crash."""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+from dataclasses import dataclass
+from enum import StrEnum
+from pathlib import Path
+from typing import Any
+
+from sqlalchemy import (
+    Boolean,
+    Column,
+    Float,
+    Integer,
+    MetaData,
+    String,
+    Table,
+    Text,
+    create_engine,
+    event,
+    insert,
+    select,
+    update,
+)
+from sqlalchemy.pool import StaticPool
+
+from engine import paths
+
+
+class TaskState(StrEnum):
+    """Where a task is in its life."""
+
+    CONFIRMING = "confirming"  # waiting for the user's yes or no
+    QUEUED = "queued"
+    RUNNING = "running"
+    SUCCEEDED = "succeeded"
+    FAILED = "failed"
+    CANCELLED = "cancelled"
+    TIMED_OUT = "timed_out"
+    INTERRUPTED = "interrupted"  # a restart found it unfinished and it was not safe to run again
+
+    @property
+    def finished(self) -> bool:
+        """True for the end states."""
+        return self in _FINISHED
+
+
+_FINISHED = {TaskState.SUCCEEDED, TaskState.FAILED, TaskState.CANCELLED, TaskState.TIMED_OUT,
+             TaskState.INTERRUPTED}
+
+_meta = MetaData()
+_tasks = Table(
+    "tasks", _meta,
+    Column("id", String, primary_key=True),
+    Column("tool", String, nullable=False),
+    Column("arguments", Text, nullable=False),  # JSON
+    Column("turn_id", String, nullable=False, default=""),
+    Column("state", String, nullable=False),
+    Column("percent", Float, nullable=False, default=0.0),
+    Column("status", Text, nullable=False, default=""),
+    Column("result", Text),  # JSON of the ToolOutput data
+    Column("summary", Text, nullable=False, default=""),
+    Column("error", Text, nullable=False, default=""),
+    Column("code", String, nullable=False, default=""),
+    Column("idempotent", Boolean, nullable=False, default=True),
+    Column("attempts", Integer, nullable=False, default=0),
+    Column("created_at", Float, nullable=False),
+    Column("updated_at", Float, nullable=False),
+)
+_reminders = Table(
+    "reminders", _meta,
+    Column("id", String, primary_key=True),
+    Column("text", Text, nullable=False),
+    Column("due_at", Float, nullable=False),  # Unix time
+    Column("created_at", Float, nullable=False),
+    Column("fired", Boolean, nullable=False, default=False),
+    Column("cancelled", Boolean, nullable=False, default=False),
+)
+_notes = Table(
+    "notes", _meta,
+    Column("id", Integer, primary_key=True, autoincrement=True),
+    Column("title", Text, nullable=False),
+    Column("body", Text, nullable=False),
+    Column("created_at", Float, nullable=False),
+)
+
+
+@dataclass(frozen=True)
+class TaskRecord:
+    """One task row as read back."""
+
+    id: str
+    tool: str
+    arguments: dict[str, Any]
+    turn_id: str
+    state: TaskState
+    percent: float
+    status: str
+    result: Any
+    summary: str
+    error: str
+    code: str
+    idempotent: bool
+    attempts: int
+
+
+@dataclass(frozen=True)
+class ReminderRecord:
+    """A timer or reminder as stored."""
+
+    id: str
+    text: str
+    due_at: float
+    fired: bool
+    cancelled: bool
+
+
+def default_store_file() -> Path:
+    """tasks.db in the Venus data folder (separate from the timeline database)."""
+    return paths.data_dir() / "tasks.db"
+
+
+class TaskStore:
+    """Thread-safe access to the harness database; every write is committed before it returns."""
+
+    def __init__(self, path: Path | None = None) -> None:
+        self.path = path or default_store_file()
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        self._engine = create_engine(
+            f"sqlite:///{self.path}", poolclass=StaticPool, connect_args={"check_same_thread": False}
+        )
+        event.listen(self._engine, "connect", _sqlite_pragmas)
+        self._lock = threading.Lock()
+        _meta.create_all(self._engine)
+
+    def close(self) -> None:
+        """Release the database file."""
+        self._engine.dispose()
+
+    def _write(self, statement: Any) -> Any:
+        with self._lock, self._engine.begin() as conn:
+            return conn.execute(statement)
+
+    def _read(self, statement: Any) -> list[Any]:
+        with self._lock, self._engine.connect() as conn:
+            return list(conn.execute(statement))
+
+    # ---- tasks ----------------------------------------------------------------------------------------------
+
+    def add_task(self, task_id: str, tool: str, arguments: dict[str, Any], turn_id: str, state: TaskState,
+                 idempotent: bool) -> None:
+        """Record a new task."""
+        now = time.time()
+        self._write(insert(_tasks).values(
+            id=task_id, tool=tool, arguments=json.dumps(arguments, default=str), turn_id=turn_id,
+            state=str(state), idempotent=idempotent, created_at=now, updated_at=now,
+        ))
+
+    def update_task(self, task_id: str, *, state: TaskState | None = None, result: Any = None,
+                    **fields: Any) -> None:
+        """Change a task's columns (state, percent, status, summary, error, code, attempts, result)."""
+        values: dict[str, Any] = {k: v for k, v in fields.items() if v is not None}
+        if state is not None:
+            values["state"] = str(state)
+        if result is not None:
+            values["result"] = json.dumps(result, default=str)
+        values["updated_at"] = time.time()
+        self._write(update(_tasks).where(_tasks.c.id == task_id).values(**values))
+
+    def get_task(self, task_id: str) -> TaskRecord | None:
+        """One task, or None."""
+        rows = self._read(select(_tasks).where(_tasks.c.id == task_id))
+        return _task_record(rows[0]) if rows else None
+
+    def unfinished_tasks(self) -> list[TaskRecord]:
+        """Tasks a crash or restart left without an end state, oldest first."""
+        open_states = [str(s) for s in TaskState if not s.finished]
+        rows = self._read(select(_tasks).where(_tasks.c.state.in_(open_states)).order_by(_tasks.c.created_at))
+        return [_task_record(r) for r in rows]
+
+    def all_tasks(self) -> list[TaskRecord]:
+        """Every task, oldest first."""
+        return [_task_record(r) for r in self._read(select(_tasks).order_by(_tasks.c.created_at))]
+
+    # ---- reminders ------------------------------------------------------------------------------------------
+
+    def add_reminder(self, reminder_id: str, text: str, due_at: float) -> None:
+        """Store a timer or reminder."""
+        self._write(insert(_reminders).values(id=reminder_id, text=text, due_at=due_at, created_at=time.time()))
+
+    def mark_reminder(self, reminder_id: str, *, fired: bool | None = None, cancelled: bool | None = None) -> None:
+        """Mark a reminder fired or cancelled."""
+        values = {k: v for k, v in {"fired": fired, "cancelled": cancelled}.items() if v is not None}
+        self._write(update(_reminders).where(_reminders.c.id == reminder_id).values(**values))
+
+    def pending_reminders(self) -> list[ReminderRecord]:
+        """Reminders neither fired nor cancelled, soonest first."""
+        rows = self._read(select(_reminders).where(~_reminders.c.fired, ~_reminders.c.cancelled)
+                          .order_by(_reminders.c.due_at))
+        return [ReminderRecord(r.id, r.text, r.due_at, r.fired, r.cancelled) for r in rows]
+
+    # ---- notes ----------------------------------------------------------------------------------------------
+
+    def add_note(self, title: str, body: str) -> int:
+        """Store a note; returns its id."""
+        result = self._write(insert(_notes).values(title=title, body=body, created_at=time.time()))
+        return int(result.inserted_primary_key[0])
+
+    def search_notes(self, query: str, limit: int) -> list[dict[str, Any]]:
+        """Notes whose title or body contains every word of `query` (case-insensitive), newest first."""
+        statement = select(_notes).order_by(_notes.c.created_at.desc(), _notes.c.id.desc())
+        for word in query.split():
+            pattern = f"%{word.replace('%', '').replace('_', '')}%"
+            statement = statement.where(_notes.c.title.ilike(pattern) | _notes.c.body.ilike(pattern))
+        rows = self._read(statement.limit(limit))
+        return [{"id": r.id, "title": r.title, "body": r.body, "created_at": r.created_at} for r in rows]
+
+    def get_note(self, note_id: int) -> dict[str, Any] | None:
+        """One note, or None."""
+        rows = self._read(select(_notes).where(_notes.c.id == note_id))
+        return {"id": rows[0].id, "title": rows[0].title, "body": rows[0].body} if rows else None
+
+
+def _sqlite_pragmas(dbapi_conn: Any, _record: Any) -> None:
+    cursor = dbapi_conn.cursor()
+    cursor.execute("PRAGMA journal_mode=WAL")  # survives a killed process; readers never block the writer
+    cursor.execute("PRAGMA synchronous=NORMAL")
+    cursor.close()
+
+
+def _task_record(row: Any) -> TaskRecord:
+    return TaskRecord(
+        id=row.id, tool=row.tool, arguments=json.loads(row.arguments), turn_id=row.turn_id,
+        state=TaskState(row.state), percent=row.percent, status=row.status,
+        result=json.loads(row.result) if row.result else None, summary=row.summary, error=row.error,
+        code=row.code, idempotent=row.idempotent, attempts=row.attempts,
+    )
