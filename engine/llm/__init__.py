@@ -1,0 +1,68 @@
+"""The model side of Venus: context from the timeline, control decisions, streaming decode, backends."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from engine.llm.backend import FinishInfo, GenerateRequest, LLMBackend, SyncStats, TokenStream
+from engine.llm.chunker import ChunkerOptions, ClauseChunker, chunk_stream
+from engine.llm.context import (
+    INTERRUPTED_MARK,
+    RenderOptions,
+    cut_to_heard,
+    extractive_summary,
+    render_messages,
+)
+from engine.llm.control import (
+    ToolSpec,
+    allowed_actions,
+    as_tool_specs,
+    decision_grammar,
+    decision_schema,
+    format_decision,
+    parse_decision,
+)
+from engine.llm.conversation import AssistantTurn, Conversation, ConversationOptions
+from engine.llm.template import ChatMessage, ChatTemplate
+
+
+def open_backend(llm: Any, *, api_key: str = "") -> LLMBackend:
+    """The backend the `llm` settings section asks for (in-process llama.cpp or a remote server)."""
+    if llm.backend == "remote":
+        from engine.llm.remote import RemoteBackend, RemoteOptions
+
+        return RemoteBackend(RemoteOptions.from_settings(llm, api_key=api_key))
+    from engine.llm.llama_backend import LlamaBackend, LlamaOptions
+    from engine.models.registry import resolve
+
+    return LlamaBackend(LlamaOptions.from_settings(llm, str(resolve(llm.model, kind="llm"))))
+
+
+__all__ = [
+    "INTERRUPTED_MARK",
+    "AssistantTurn",
+    "ChatMessage",
+    "ChatTemplate",
+    "ChunkerOptions",
+    "ClauseChunker",
+    "Conversation",
+    "ConversationOptions",
+    "FinishInfo",
+    "GenerateRequest",
+    "LLMBackend",
+    "RenderOptions",
+    "SyncStats",
+    "TokenStream",
+    "ToolSpec",
+    "allowed_actions",
+    "as_tool_specs",
+    "chunk_stream",
+    "cut_to_heard",
+    "decision_grammar",
+    "decision_schema",
+    "extractive_summary",
+    "format_decision",
+    "open_backend",
+    "parse_decision",
+    "render_messages",
+]

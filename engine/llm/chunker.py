@@ -1,0 +1,90 @@
+"""Clause chunker: cuts streamed text into speakable pieces so TTS can start before the answer is complete."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
+
+_SENTENCE_END = ".!?…"
+_CLAUSE_END = ",;:—"
+_ABBREVIATIONS = {"mr", "mrs", "ms", "dr", "prof", "st", "vs", "etc", "e.g", "i.e", "approx", "no", "jr", "sr"}
+_WORD = re.compile(r"\S+")
+
+
+@dataclass(frozen=True)
+class ChunkerOptions:
+    """Where to cut."""
+
+    min_clause_words: int = 4  # a comma/semicolon cut only after this many words (avoids "Well," alone)
+    first_clause_words: int = 2  # the first chunk of a turn may be this short, to start speaking early
+    max_words: int = 24  # cut at the last space once a chunk reaches this many words
+
+    def __post_init__(self) -> None:
+        if self.min_clause_words < 1 or self.first_clause_words < 1:
+            raise ValueError("min_clause_words and first_clause_words must be at least 1")
+        if self.max_words < max(self.min_clause_words, self.first_clause_words):
+            raise ValueError(f"max_words ({self.max_words}) must be at least the clause minimums")
+
+
+class ClauseChunker:
+    """Feed text pieces with `push`, take finished chunks back; `flush` returns the rest at the end."""
+
+    def __init__(self, options: ChunkerOptions | None = None) -> None:
+        self.options = options or ChunkerOptions()
+        self._buffer = ""
+        self._emitted = 0
+
+    def push(self, piece: str) -> list[str]:
+        """Add streamed text; returns the chunks that are now complete (possibly none)."""
+        self._buffer += piece
+        chunks = []
+        while (cut := self._find_cut()) is not None:
+            chunk, self._buffer = self._buffer[:cut].strip(), self._buffer[cut:].lstrip()
+            if chunk:
+                chunks.append(chunk)
+                self._emitted += 1
+        return chunks
+
+    def flush(self) -> list[str]:
+        """Whatever is left, as a last chunk."""
+        rest, self._buffer = self._buffer.strip(), ""
+        if rest:
+            self._emitted += 1
+            return [rest]
+        return []
+
+    def _find_cut(self) -> int | None:
+        text = self._buffer
+        min_clause = self.options.first_clause_words if self._emitted == 0 else self.options.min_clause_words
+        words = 0
+        for match in _WORD.finditer(text):
+            words += 1
+            end = match.end()
+            if end >= len(text):
+                break  # the last word may still be growing; wait for the space after it
+            word = match.group()
+            last = word[-1]
+            if last in _SENTENCE_END and not _is_abbreviation(word):
+                return end
+            if last in _CLAUSE_END and words >= min_clause:
+                return end
+            if words >= self.options.max_words:
+                return end
+        return None
+
+
+def _is_abbreviation(word: str) -> bool:
+    if not word.endswith("."):
+        return False
+    stem = word.rstrip(".").lower().strip("\"'(")
+    # "Dr." and "e.g." are not sentence ends; neither is an initial like "J."
+    return stem in _ABBREVIATIONS or (len(stem) == 1 and stem.isalpha())
+
+
+def chunk_stream(pieces: Iterable[str], options: ChunkerOptions | None = None) -> Iterator[str]:
+    """Chunks of a whole stream of pieces, in order."""
+    chunker = ClauseChunker(options)
+    for piece in pieces:
+        yield from chunker.push(piece)
+    yield from chunker.flush()

@@ -1,0 +1,183 @@
+"""The timeline rendered as chat messages: what the model reads, rebuilt from events every time.
+
+Rendering is a pure function of the events, so the same timeline always gives the same messages and the
+backend's prefix matching can keep everything that did not change. Assistant turns are cut to what the user
+heard when they were interrupted; turns older than the latest Summary event are replaced by its text.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+from engine.llm.control import ToolSpec, describe_actions, format_decision
+from engine.llm.template import ChatMessage
+from engine.timeline import events as ev
+
+INTERRUPTED_MARK = "[interrupted]"
+_WORD = re.compile(r"\S+")
+
+Summarizer = Callable[[str, Sequence[ChatMessage]], str]
+
+
+@dataclass(frozen=True)
+class RenderOptions:
+    """What goes into the context besides the conversation itself."""
+
+    system_prompt: str = "You are Venus, a friendly voice assistant. Answer briefly."  # persona and rules
+    include_control: bool = True  # write the decision-format instructions into the system message
+    include_video: bool = True  # camera observations with text or a description become context notes
+    summary_chars: int = 1200  # longest running summary kept by the extractive summarizer
+
+    def __post_init__(self) -> None:
+        if self.summary_chars < 50:
+            raise ValueError(f"summary_chars must be at least 50, got {self.summary_chars}")
+
+
+@dataclass
+class _Turn:
+    control: str = ""
+    text: str = ""
+    heard: str | None = None
+    ended: bool = False
+
+
+def render_messages(events: Sequence[ev.Event], tools: Sequence[ToolSpec], options: RenderOptions) -> list[ChatMessage]:
+    """Timeline events to chat messages: system prompt (+ summary), then user, assistant and note messages."""
+    summary = _latest_summary(events)
+    system = options.system_prompt
+    if options.include_control:
+        system += "\n\n" + describe_actions(tools)
+    if summary is not None and summary.text:
+        system += f"\n\nSummary of the earlier conversation: {summary.text}"
+    start_seq = summary.covers_until_seq + 1 if summary is not None else 0
+
+    turns: dict[str, _Turn] = {}
+    order: list[tuple[str, object]] = []  # ("user", [texts]) / ("turn", turn_id) / ("note", text)
+    for event in events:
+        if event.seq < start_seq:
+            continue
+        if isinstance(event, ev.AsrFinal | ev.UserText):
+            text = event.text.strip()
+            if not text:
+                continue
+            if order and order[-1][0] == "user":
+                order[-1][1].append(text)  # type: ignore[attr-defined]
+            else:
+                order.append(("user", [text]))
+        elif isinstance(event, ev.ControlDecision):
+            line = format_decision(event.action, event.tool, event.arguments)
+            if event.error:
+                order.append(("bad", line))
+                order.append(("note", f"[error] {event.error}"))
+            else:
+                turns[event.turn_id] = _Turn(control=line)
+                order.append(("turn", event.turn_id))
+        elif isinstance(event, ev.AssistantTurnEnd) and event.turn_id in turns:
+            turn = turns[event.turn_id]
+            turn.text, turn.ended = event.text, True
+            if event.interrupted:
+                turn.heard = event.heard_text
+        elif isinstance(event, ev.Interruption) and event.turn_id in turns:
+            turns[event.turn_id].heard = event.heard_text
+        else:
+            note = _note(event, options)
+            if note:
+                order.append(("note", note))
+
+    messages = [ChatMessage("system", system)]
+    for kind, value in order:
+        if kind == "user":
+            messages.append(ChatMessage("user", " ".join(value)))  # type: ignore[arg-type]
+        elif kind == "bad":
+            messages.append(ChatMessage("assistant", "", control=str(value)))
+        elif kind == "note":
+            messages.append(ChatMessage("system", str(value)))
+        else:
+            turn = turns[str(value)]
+            if not turn.ended and turn.heard is None:
+                continue  # still being generated: it lives in the backend's cache, not in the rendering
+            content = turn.text if turn.heard is None else cut_to_heard(turn.heard, turn.text)
+            messages.append(ChatMessage("assistant", content, control=turn.control))
+    return messages
+
+
+def cut_to_heard(heard_text: str, generated: str = "") -> str:
+    """An interrupted assistant turn as the model should remember it: the heard words and a mark.
+
+    When the heard words are the first words of the generated text, the generated text itself is cut after
+    them, so the remembered turn is a prefix of what is already in the KV cache.
+    """
+    heard_words = heard_text.split()
+    heard = heard_text.strip()
+    if heard_words:
+        spans = list(_WORD.finditer(generated))
+        if len(spans) >= len(heard_words) and all(
+            _bare(m.group()) == _bare(w) for m, w in zip(spans, heard_words, strict=False)
+        ):
+            heard = generated[: spans[len(heard_words) - 1].end()]
+    return f"{heard} {INTERRUPTED_MARK}" if heard.strip() else INTERRUPTED_MARK
+
+
+def _bare(word: str) -> str:
+    return "".join(c for c in word.lower() if c.isalnum())
+
+
+def last_interrupted(events: Sequence[ev.Event]) -> ev.Interruption | None:
+    """The interruption of the latest assistant turn, if that turn was interrupted and nothing came after."""
+    for event in reversed(events):
+        if isinstance(event, ev.Interruption):
+            return event
+        if isinstance(event, ev.ControlDecision | ev.AssistantTurnEnd) and not (
+            isinstance(event, ev.AssistantTurnEnd) and event.interrupted
+        ):
+            return None
+    return None
+
+
+def _latest_summary(events: Sequence[ev.Event]) -> ev.Summary | None:
+    for event in reversed(events):
+        if isinstance(event, ev.Summary):
+            return event
+    return None
+
+
+def _note(event: ev.Event, options: RenderOptions) -> str:
+    """Background events the model should know about, as short bracketed notes (results are data, not orders)."""
+    if isinstance(event, ev.DelegationResult):
+        return f"[result of {event.tool}] {event.summary}".strip()
+    if isinstance(event, ev.DelegationFailed):
+        return f"[{event.tool} failed: {event.code or 'error'}] {event.error}".strip()
+    if isinstance(event, ev.DelegationCancelled):
+        return f"[{event.tool} cancelled] {event.reason}".strip()
+    if isinstance(event, ev.ReminderFired):
+        return f"[reminder] {event.text}"
+    if isinstance(event, ev.VideoObservation) and options.include_video:
+        seen = "; ".join(x for x in (event.description, f"text: {event.text_seen}" if event.text_seen else "") if x)
+        return f"[camera] {seen}" if seen else ""
+    return ""
+
+
+def extractive_summary(previous: str, dropped: Sequence[ChatMessage], limit: int = 1200) -> str:
+    """A cheap running summary: the previous one plus the first sentence of each dropped message, newest kept."""
+    parts = [previous] if previous else []
+    for message in dropped:
+        if message.role == "system" or not message.content.strip():
+            continue
+        first = message.content.strip().split(". ")[0].strip()
+        words = first.split()
+        if len(words) > 16:
+            first = " ".join(words[:16]) + "…"
+        who = "User" if message.role == "user" else "Venus"
+        parts.append(f"{who}: {first}")
+    text = " | ".join(parts)
+    return text if len(text) <= limit else "…" + text[-(limit - 1):]
+
+
+def split_for_overflow(events: Sequence[ev.Event], keep_from_index: int) -> int:
+    """The seq of the last event before a user turn at or after `keep_from_index`, so turns are dropped whole."""
+    for i in range(max(keep_from_index, 1), len(events)):
+        if isinstance(events[i], ev.AsrFinal | ev.UserText) and not isinstance(events[i - 1], ev.AsrFinal | ev.UserText):
+            return events[i - 1].seq
+    return events[-1].seq if events else -1

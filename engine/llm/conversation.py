@@ -1,0 +1,358 @@
+"""A conversation bound to a timeline: keeps the model's context in step and runs assistant turns.
+
+The runtime drives it with four calls: `sync()` when the user's words arrive (pre-fills the cache),
+`respond()` when the user's turn ends (decision, then streamed answer and clause chunks for TTS),
+`apply_interruption()` when the user barges in, and `cancel()` for an urgent stop.
+"""
+
+from __future__ import annotations
+
+import logging
+import queue
+import threading
+import uuid
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+from engine.errors import BackendError
+from engine.llm.backend import GenerateRequest, LLMBackend, SyncStats
+from engine.llm.chunker import ChunkerOptions, ClauseChunker
+from engine.llm.context import (
+    INTERRUPTED_MARK,
+    RenderOptions,
+    extractive_summary,
+    last_interrupted,
+    render_messages,
+    split_for_overflow,
+)
+from engine.llm.control import (
+    ToolSpec,
+    allowed_actions,
+    as_tool_specs,
+    decision_grammar,
+    decision_schema,
+    format_decision,
+    parse_decision,
+)
+from engine.llm.template import ChatMessage
+from engine.timeline import Timeline
+from engine.timeline import events as ev
+
+log = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class ConversationOptions:
+    """How turns are generated and how the context is kept inside the window."""
+
+    render: RenderOptions = field(default_factory=RenderOptions)  # system prompt and context notes
+    answer: GenerateRequest = field(default_factory=GenerateRequest)  # sampling of the spoken answer
+    chunker: ChunkerOptions = field(default_factory=ChunkerOptions)  # clause cuts for TTS
+    n_ctx: int = 4096  # the model's window; the rendered context is trimmed to fit it
+    decision_max_tokens: int = 96  # cap on the decision line (a longer one is reported as malformed)
+    decision_retries: int = 1  # how often an invalid decision goes back to the model before falling back
+    overflow_target: float = 0.6  # after trimming, the context fills at most this share of the free room
+
+    def __post_init__(self) -> None:
+        if self.n_ctx < 256:
+            raise ValueError(f"n_ctx must be at least 256, got {self.n_ctx}")
+        if self.answer.max_tokens + self.decision_max_tokens >= self.n_ctx // 2:
+            raise ValueError(
+                f"answer.max_tokens ({self.answer.max_tokens}) + decision_max_tokens ({self.decision_max_tokens}) "
+                f"must stay under half of n_ctx ({self.n_ctx})"
+            )
+        if self.decision_retries < 0:
+            raise ValueError(f"decision_retries must be 0 or more, got {self.decision_retries}")
+        if not 0.1 <= self.overflow_target <= 0.95:
+            raise ValueError(f"overflow_target must be within 0.1..0.95, got {self.overflow_target}")
+
+    @classmethod
+    def from_settings(cls, llm: Any) -> ConversationOptions:
+        """From the `llm` section of the settings (engine.settings.LLMSettings)."""
+        return cls(
+            render=RenderOptions(system_prompt=llm.system_prompt),
+            answer=GenerateRequest(max_tokens=llm.max_tokens, temperature=llm.temperature, top_p=llm.top_p),
+            n_ctx=llm.n_ctx,
+        )
+
+
+_END = object()
+
+
+class AssistantTurn:
+    """One assistant turn in progress: its decision, its clause chunks, and a way to stop it."""
+
+    def __init__(self, turn_id: str) -> None:
+        self.turn_id = turn_id
+        self.decision: ev.ControlDecision | None = None
+        self.end: ev.AssistantTurnEnd | None = None
+        self.error: BaseException | None = None
+        self.decided = threading.Event()
+        self.done = threading.Event()
+        self._chunks: queue.SimpleQueue[object] = queue.SimpleQueue()
+        self._cancelled = threading.Event()
+        self._heard: str | None = None
+        self._stream_lock = threading.Lock()
+        self._stream: Any = None
+
+    def chunks(self) -> Iterator[str]:
+        """Clause chunks for TTS as they complete; ends when the turn ends."""
+        while (item := self._chunks.get()) is not _END:
+            yield item  # type: ignore[misc]
+        self._chunks.put(_END)
+
+    def cancel(self) -> None:
+        """Stop generating before the next decode step (the turn ends with reason "cancelled")."""
+        self._cancelled.set()
+        with self._stream_lock:
+            if self._stream is not None:
+                self._stream.cancel()
+
+    def wait(self, timeout: float | None = None) -> ev.AssistantTurnEnd | None:
+        """Block until the turn ended; returns its AssistantTurnEnd (None on timeout)."""
+        self.done.wait(timeout)
+        if self.error is not None:
+            raise self.error
+        return self.end
+
+    @property
+    def cancelled(self) -> bool:
+        """True once cancel() or an interruption stopped the turn."""
+        return self._cancelled.is_set()
+
+
+class Conversation:
+    """The model's side of one timeline."""
+
+    def __init__(
+        self,
+        timeline: Timeline,
+        backend: LLMBackend,
+        options: ConversationOptions | None = None,
+        tools: Iterable[ToolSpec | Mapping[str, Any]] = (),
+        summarizer: Any = None,
+    ) -> None:
+        self.timeline = timeline
+        self.backend = backend
+        self.options = options or ConversationOptions()
+        self.tools: tuple[ToolSpec, ...] = as_tool_specs(tools)
+        self.summarize = summarizer or (lambda prev, dropped: extractive_summary(prev, dropped, self.options.render.summary_chars))
+        self.last_sync: SyncStats | None = None
+        self._current: AssistantTurn | None = None
+        self._lock = threading.RLock()
+
+    # ---- context ----------------------------------------------------------------------------------------
+
+    def messages(self) -> list[ChatMessage]:
+        """The context as the model will read it, after trimming old turns into the summary if needed."""
+        with self._lock:
+            events = self.timeline.events()
+            messages = render_messages(events, self.tools, self.options.render)
+            if self._fits(messages):
+                return messages
+            return self._trim(events)
+
+    def sync(self) -> SyncStats:
+        """Evaluate whatever the timeline added since the last call; the unchanged prefix stays cached."""
+        with self._lock:
+            self.last_sync = self.backend.sync(self.messages())
+            return self.last_sync
+
+    def end_of_utterance_probability(self, text: str) -> float | None:
+        """P(the user's utterance is complete after `text`) from the model; None if the backend cannot tell."""
+        probe = getattr(self.backend, "end_of_turn_probability", None)
+        if probe is None:
+            return None
+        with self._lock:
+            messages = self.messages()
+            if messages[-1].role == "user":  # the utterance continues an open user turn
+                text = f"{messages[-1].content} {text}"
+                messages = messages[:-1]
+            return float(probe(messages, text))
+
+    # ---- turns --------------------------------------------------------------------------------------------
+
+    def respond(self, turn_id: str | None = None) -> AssistantTurn:
+        """Start an assistant turn on its own thread: decision, then the streamed answer."""
+        with self._lock:
+            if self._current is not None and not self._current.done.is_set():
+                self._current.cancel()
+                self._current.done.wait(10)
+            turn = AssistantTurn(turn_id or uuid.uuid4().hex[:12])
+            self._current = turn
+        threading.Thread(target=self._run_turn, args=(turn,), name=f"venus-turn-{turn.turn_id}", daemon=True).start()
+        return turn
+
+    def cancel(self) -> None:
+        """Urgent stop of the running turn (and anything queued in the backend)."""
+        turn = self._current
+        if turn is not None:
+            turn.cancel()
+        self.backend.cancel()
+
+    def apply_interruption(self, turn_id: str, heard_text: str, reason: str = "user interrupted") -> ev.Interruption:
+        """Cut the turn to the words the user heard, mark it interrupted and roll the KV cache back to there."""
+        turn = self._current
+        if turn is not None and turn.turn_id == turn_id and not turn.done.is_set():
+            turn._heard = heard_text
+            turn.cancel()
+            turn.done.wait(10)
+        with self._lock:
+            generated = next(
+                (e.text for e in reversed(self.timeline.events(kinds=[ev.Kind.ASSISTANT_TURN_END]))
+                 if e.turn_id == turn_id), "",
+            )
+            unheard = generated[len(heard_text):].strip() if generated.startswith(heard_text) else ""
+            event = self.timeline.append(
+                ev.Interruption(turn_id=turn_id, heard_text=heard_text, unheard_text=unheard, reason=reason)
+            )
+            self.last_sync = self.backend.sync(self.messages(), evaluate=False)
+            return event  # type: ignore[return-value]
+
+    def close(self) -> None:
+        """Stop the running turn; the backend stays open (its owner closes it)."""
+        self.cancel()
+        if self._current is not None:
+            self._current.done.wait(10)
+
+    # ---- internals ----------------------------------------------------------------------------------------
+
+    def _run_turn(self, turn: AssistantTurn) -> None:
+        try:
+            self._decide_and_answer(turn)
+        except BaseException as exc:  # reported on the timeline and to whoever waits
+            log.exception("assistant turn %s failed", turn.turn_id)
+            turn.error = exc
+            if turn.end is None:
+                turn.end = self.timeline.append(ev.AssistantTurnEnd(turn_id=turn.turn_id, reason=f"error: {exc}"))  # type: ignore[assignment]
+        finally:
+            turn.decided.set()
+            turn._chunks.put(_END)
+            turn.done.set()
+
+    def _generate(self, turn: AssistantTurn, messages: Sequence[ChatMessage], request: GenerateRequest) -> Any:
+        with turn._stream_lock:
+            stream = self.backend.generate(messages, request)
+            turn._stream = stream
+            if turn.cancelled:
+                stream.cancel()
+        return stream
+
+    def _decide_and_answer(self, turn: AssistantTurn) -> None:
+        decision = self._decide(turn)
+        if decision is None:
+            self._end(turn, "", "cancelled")
+            return
+        turn.decision = decision
+        turn.decided.set()
+        if decision.action == ev.Action.SILENT:
+            self._end(turn, "", "silent")
+            return
+        prefix = ""
+        if decision.action == ev.Action.RESUME:
+            interrupted = last_interrupted(self.timeline.events())
+            prefix = interrupted.unheard_text if interrupted is not None else ""
+        with self._lock:
+            messages = self.messages()
+        control = format_decision(decision.action, decision.tool, decision.arguments)
+        open_turn = ChatMessage("assistant", f"{prefix} " if prefix else "", control=control)
+        chunker = ClauseChunker(self.options.chunker)
+        index = 0
+        text = open_turn.content
+        for chunk in chunker.push(text):
+            turn._chunks.put(chunk)
+        answer = self.options.answer
+        answer = replace(answer, stop=(*answer.stop, INTERRUPTED_MARK))  # small models copy the mark otherwise
+        stream = self._generate(turn, [*messages, open_turn], answer)
+        for piece in stream:
+            self.timeline.append(ev.AssistantToken(turn_id=turn.turn_id, text=piece, index=index))
+            index += 1
+            text += piece
+            for chunk in chunker.push(piece):
+                turn._chunks.put(chunk)
+        for chunk in chunker.flush():
+            turn._chunks.put(chunk)
+        self._end(turn, text, stream.finish.reason)
+
+    def _decide(self, turn: AssistantTurn) -> ev.ControlDecision | None:
+        can_resume = last_interrupted(self.timeline.events()) is not None
+        actions = allowed_actions(self.tools, can_resume=can_resume)
+        request = GenerateRequest(
+            max_tokens=self.options.decision_max_tokens, temperature=0.0, stop=("\n",),
+            grammar=decision_grammar(self.tools, actions), json_schema=decision_schema(self.tools, actions),
+        )
+        for _attempt in range(self.options.decision_retries + 1):
+            if turn.cancelled:
+                return None
+            with self._lock:
+                messages = self.messages()
+            stream = self._generate(turn, messages, request)
+            text = stream.text()
+            if stream.finish.reason == "cancelled" or turn.cancelled:
+                return None
+            decision = parse_decision(text, self.tools, actions)
+            if decision.error and stream.finish.reason == "max_tokens":
+                decision = ev.ControlDecision(action=decision.action, tool=decision.tool, arguments=decision.arguments,
+                                              error=f"the decision was cut off after {request.max_tokens} tokens; {decision.error}")
+            stamped = self.timeline.append(ev.ControlDecision(
+                turn_id=turn.turn_id, action=decision.action, tool=decision.tool,
+                arguments=decision.arguments, error=decision.error,
+            ))
+            if not decision.error:
+                return stamped  # type: ignore[return-value]
+        # the model kept producing invalid decisions: answer in words instead
+        return self.timeline.append(ev.ControlDecision(turn_id=turn.turn_id, action=ev.Action.RESPOND))  # type: ignore[return-value]
+
+    def _end(self, turn: AssistantTurn, text: str, reason: str) -> None:
+        interrupted = turn._heard is not None
+        end = ev.AssistantTurnEnd(
+            turn_id=turn.turn_id, text=text, heard_text=turn._heard if interrupted else text,
+            interrupted=interrupted, reason="interrupted" if interrupted else reason,
+        )
+        turn.end = self.timeline.append(end)  # type: ignore[assignment]
+
+    def _budget(self) -> int:
+        window = getattr(self.backend, "n_ctx", self.options.n_ctx)
+        return min(window, self.options.n_ctx) - self.options.answer.max_tokens - self.options.decision_max_tokens - 16
+
+    def _count(self, messages: Sequence[ChatMessage]) -> int:
+        counter = getattr(self.backend, "token_count", None)
+        if counter is not None:
+            return int(counter(messages))
+        return sum(len(m.full_content()) // 3 + 8 for m in messages)  # conservative estimate for remote models
+
+    def _fits(self, messages: Sequence[ChatMessage]) -> bool:
+        return self._count(messages) <= self._budget()
+
+    def _trim(self, events: list[ev.Event]) -> list[ChatMessage]:
+        """Fold the oldest whole turns into a Summary event until the rest fills at most overflow_target."""
+        target = int(self._budget() * self.options.overflow_target)
+        previous = next((e for e in reversed(events) if isinstance(e, ev.Summary)), None)
+        start = previous.covers_until_seq + 1 if previous is not None else 0
+        first = next((i for i, e in enumerate(events) if e.seq >= start), len(events))
+        render = self.options.render
+        cuts = sorted({split_for_overflow(events, i) for i in _user_turn_starts(events, first + 1)} | {events[-1].seq})
+        for cut_seq in cuts:
+            dropped = render_messages([e for e in events if start <= e.seq <= cut_seq], self.tools, render)[1:]
+            text = self.summarize(previous.text if previous is not None else "", dropped)
+            candidate = ev.Summary(text=text, covers_until_seq=cut_seq)
+            messages = render_messages([*events, candidate], self.tools, render)
+            if self._count(messages) <= target or cut_seq >= events[-1].seq:
+                if self._count(messages) > self._budget():
+                    raise BackendError(
+                        f"even the system prompt and the newest turn need {self._count(messages)} tokens, "
+                        f"more than the {self._budget()} the window leaves",
+                        fix="raise llm.n_ctx or shorten llm.system_prompt in settings",
+                    )
+                self.timeline.append(candidate)
+                log.info("context overflow: turns up to seq %d folded into the summary", cut_seq)
+                return render_messages(self.timeline.events(), self.tools, render)
+        raise BackendError("the context cannot be trimmed to fit", fix="raise llm.n_ctx in settings")
+
+
+def _user_turn_starts(events: Sequence[ev.Event], begin: int) -> list[int]:
+    """Indices (from `begin`) of events that open a user turn."""
+    user = (ev.AsrFinal, ev.UserText)
+    return [i for i in range(max(begin, 1), len(events))
+            if isinstance(events[i], user) and not isinstance(events[i - 1], user)]

@@ -1,0 +1,485 @@
+"""The in-process backend: llama.cpp through llama-cpp-python's low-level API, on one worker thread.
+
+The backend keeps the list of tokens that sit in the KV cache. `sync` renders the conversation to tokens,
+keeps the longest common prefix, removes the rest with `llama_memory_seq_rm` and evaluates only the new
+suffix, in chunks of at most n_batch (a larger batch aborts the process inside llama.cpp).
+
+CUDA: build llama-cpp-python with `CMAKE_ARGS="-DGGML_CUDA=on" pip install --no-cache-dir llama-cpp-python`
+and set `llm.n_gpu_layers` (-1 = all layers); CPU builds ignore it.
+"""
+
+from __future__ import annotations
+
+import codecs
+import ctypes
+import logging
+import queue
+import threading
+from collections import OrderedDict
+from collections.abc import Callable, Sequence
+from concurrent.futures import Future
+from dataclasses import dataclass
+from typing import Any, TypeVar
+
+import llama_cpp
+import numpy as np
+import psutil
+from llama_cpp import _internals, _logger
+
+from engine.errors import BackendError, ModelCorrupt, ModelNotFound
+from engine.llm.backend import FinishInfo, GenerateRequest, SyncStats, TokenStream
+from engine.llm.template import ChatMessage, ChatTemplate
+
+log = logging.getLogger(__name__)
+T = TypeVar("T")
+
+
+class _Cancelled(Exception):
+    """A job stopped because its cancel flag was set."""
+
+
+def choose_threads(requested: int) -> int:
+    """Threads for decoding: the setting, or (0) the physical cores minus one for audio and UI, 1 to 8."""
+    if requested > 0:
+        return requested
+    physical = psutil.cpu_count(logical=False) or psutil.cpu_count() or 1
+    return max(1, min(8, physical - 1))
+
+
+@dataclass(frozen=True)
+class LlamaOptions:
+    """How to load a GGUF model in process."""
+
+    model_path: str  # the .gguf file
+    n_ctx: int = 4096  # context window in tokens
+    n_batch: int = 256  # most tokens per llama_decode call (prompts are chunked to this)
+    n_threads: int = 0  # decode threads; 0 = choose_threads()
+    n_gpu_layers: int = 0  # layers offloaded to the GPU (-1 = all); needs a CUDA build
+    flash_attn: bool = False  # flash attention (helps long contexts on GPU)
+    content_cache_size: int = 4096  # remembered tokenisations of message contents
+
+    def __post_init__(self) -> None:
+        if self.n_ctx < 64:
+            raise ValueError(f"n_ctx must be at least 64, got {self.n_ctx}")
+        if not 1 <= self.n_batch <= self.n_ctx:
+            raise ValueError(f"n_batch must be within 1..n_ctx ({self.n_ctx}), got {self.n_batch}")
+        if self.n_threads < 0:
+            raise ValueError(f"n_threads must be 0 (choose) or more, got {self.n_threads}")
+        if self.n_gpu_layers < -1:
+            raise ValueError(f"n_gpu_layers must be -1 (all) or more, got {self.n_gpu_layers}")
+
+    @classmethod
+    def from_settings(cls, llm: Any, model_path: str) -> LlamaOptions:
+        """Options from the `llm` section of the settings (engine.settings.LLMSettings)."""
+        return cls(
+            model_path=model_path, n_ctx=llm.n_ctx, n_batch=min(llm.n_batch, llm.n_ctx),
+            n_threads=llm.n_threads, n_gpu_layers=llm.n_gpu_layers,
+        )
+
+
+class LlamaBackend:
+    """A GGUF model in process with an incrementally maintained KV cache (sequence 0)."""
+
+    def __init__(self, options: LlamaOptions) -> None:
+        self.options = options
+        _logger.set_verbose(False)  # llama.cpp's own chatter only for errors
+        self.n_threads = choose_threads(options.n_threads)
+        self._model = _load_model(options)
+        self._vocab = self._model.vocab
+        cparams = llama_cpp.llama_context_default_params()
+        cparams.n_ctx = options.n_ctx
+        cparams.n_batch = options.n_batch
+        cparams.n_ubatch = options.n_batch
+        cparams.n_threads = self.n_threads
+        cparams.n_threads_batch = self.n_threads
+        cparams.flash_attn_type = (
+            llama_cpp.LLAMA_FLASH_ATTN_TYPE_ENABLED if options.flash_attn else llama_cpp.LLAMA_FLASH_ATTN_TYPE_DISABLED
+        )
+        try:
+            self._ctx = _internals.LlamaContext(model=self._model, params=cparams, verbose=False)
+        except ValueError as exc:
+            raise BackendError(
+                f"llama.cpp could not create a {options.n_ctx}-token context for {options.model_path} ({exc})",
+                fix="lower llm.n_ctx or llm.n_gpu_layers in settings",
+            ) from exc
+        self.n_ctx = llama_cpp.llama_n_ctx(self._ctx.ctx)
+        self.n_vocab = self._model.n_vocab()
+        self._batch = _internals.LlamaBatch(n_tokens=options.n_batch, embd=0, n_seq_max=1, verbose=False)
+        self.metadata = self._model.metadata()
+        bos_id, eos_id = self._model.token_bos(), self._model.token_eos()
+        self._bos = bos_id if self._model.add_bos_token() and bos_id >= 0 else None
+        self.template = ChatTemplate.for_model(
+            self.metadata,
+            bos_token=self._model.token_get_text(bos_id) if bos_id >= 0 else "",
+            eos_token=self._model.token_get_text(eos_id) if eos_id >= 0 else "",
+        )
+        self._evaluated: list[int] = []  # tokens in the KV cache, in position order
+        self._logits_at = -1  # position whose logits llama_get_logits_ith(-1) currently holds
+        self._special_cache: dict[str, list[int]] = {}
+        self._content_cache: OrderedDict[str, list[int]] = OrderedDict()
+        self._abort = threading.Event()
+        self._abort_callback = llama_cpp.ggml_abort_callback(lambda _data: self._abort.is_set())
+        self._piece_buffer = ctypes.create_string_buffer(256)
+        self._streams: set[TokenStream] = set()
+        self._streams_lock = threading.Lock()
+        self._jobs: queue.SimpleQueue[tuple[Callable[[], Any], Future[Any]] | None] = queue.SimpleQueue()
+        self._worker = threading.Thread(target=self._work, name="venus-llm", daemon=True)
+        self._worker.start()
+        self._closed = False
+
+    # ---- the LLMBackend interface -----------------------------------------------------------------------
+
+    def sync(self, messages: Sequence[ChatMessage], *, evaluate: bool = True) -> SyncStats:
+        """Make the KV cache hold `messages`: keep the common prefix, drop the rest, evaluate the new suffix."""
+        return self._call(lambda: self._sync_tokens(self.context_tokens(messages), evaluate=evaluate))
+
+    def generate(self, messages: Sequence[ChatMessage], request: GenerateRequest) -> TokenStream:
+        """Stream a continuation; a trailing assistant message is continued, otherwise a new turn is opened."""
+        messages = list(messages)
+        if not messages or messages[-1].role != "assistant":
+            messages.append(ChatMessage("assistant", ""))
+        stream = TokenStream()
+        with self._streams_lock:
+            self._streams.add(stream)
+        self._submit(lambda: self._generate_job(messages, request, stream))
+        return stream
+
+    def cancel(self) -> None:
+        """Stop the running generation (and any queued one) before its next decode step."""
+        with self._streams_lock:
+            for stream in self._streams:
+                stream.cancel()
+        self._abort.set()
+
+    def close(self) -> None:
+        """Stop the worker and free the model."""
+        if self._closed:
+            return
+        self._closed = True
+        self.cancel()
+        self._jobs.put(None)
+        self._worker.join(timeout=10)
+        self._batch.close()
+        self._ctx.close()
+        self._model.close()
+
+    # ---- extras of the in-process backend -------------------------------------------------------------
+
+    def context_tokens(self, messages: Sequence[ChatMessage], *, open_last: bool = False) -> list[int]:
+        """The token ids of a rendered conversation; `open_last` leaves the last message without its end."""
+        tokens: list[int] = []
+        for i, message in enumerate(messages):
+            piece = self.template.piece(message)
+            tokens += self._special_tokens(piece.head)
+            tokens += self._content_tokens(piece.content)
+            if not (open_last and i == len(messages) - 1):
+                tokens += self._special_tokens(piece.tail)
+        if self._bos is not None and tokens[:1] != [self._bos]:
+            tokens.insert(0, self._bos)
+        return tokens
+
+    def token_count(self, messages: Sequence[ChatMessage]) -> int:
+        """How many tokens the conversation renders to."""
+        return len(self.context_tokens(messages))
+
+    @property
+    def cached_tokens(self) -> list[int]:
+        """A copy of the tokens now in the KV cache."""
+        return list(self._evaluated)
+
+    def sync_tokens(self, tokens: Sequence[int], *, evaluate: bool = True) -> SyncStats:
+        """Low level: make the KV cache hold exactly `tokens` (prefix reuse as in `sync`)."""
+        return self._call(lambda: self._sync_tokens(list(tokens), evaluate=evaluate))
+
+    def generate_from_tokens(self, tokens: Sequence[int], request: GenerateRequest) -> TokenStream:
+        """Low level: stream a continuation of exactly `tokens`."""
+        stream = TokenStream()
+        with self._streams_lock:
+            self._streams.add(stream)
+        self._submit(lambda: self._generate_tokens_job(list(tokens), request, stream, None))
+        return stream
+
+    def end_of_turn_probability(self, messages: Sequence[ChatMessage], user_text: str) -> float:
+        """P(the user's turn ends here): the model's probability of the end-of-turn token after `user_text`."""
+        tail = self._special_tokens(self.template.piece(ChatMessage("user", "")).tail)
+        if not tail:
+            raise BackendError("the chat template has no end-of-turn marker after a user message")
+        probe = [*messages, ChatMessage("user", user_text)]
+        tokens = self.context_tokens(probe, open_last=True)
+
+        def job() -> float:
+            self._sync_tokens(tokens, evaluate=True)
+            logits = np.ctypeslib.as_array(llama_cpp.llama_get_logits_ith(self._ctx.ctx, -1), shape=(self.n_vocab,))
+            top = float(logits.max())
+            weights = np.exp(logits.astype(np.float64) - top)
+            return float(weights[tail[0]] / weights.sum())
+
+        return self._call(job)
+
+    def detokenize(self, tokens: Sequence[int]) -> str:
+        """Text of token ids (special tokens shown)."""
+        return self._model.detokenize(list(tokens), special=True).decode("utf-8", errors="replace")
+
+    def remember_tokenization(self, text: str, tokens: Sequence[int]) -> None:
+        """Record how a message content was actually evaluated, so re-rendering it reuses the same tokens."""
+        if self.detokenize(tokens) == text:
+            self._content_cache[text] = list(tokens)
+            self._trim_content_cache()
+
+    # ---- worker thread ------------------------------------------------------------------------------------
+
+    def _work(self) -> None:
+        while (job := self._jobs.get()) is not None:
+            fn, future = job
+            if not future.set_running_or_notify_cancel():
+                continue
+            try:
+                future.set_result(fn())
+            except BaseException as exc:  # handed to the caller, which re-raises it
+                future.set_exception(exc)
+
+    def _submit(self, fn: Callable[[], T]) -> Future[T]:
+        if self._closed:
+            raise BackendError("the LLM backend is closed")
+        future: Future[T] = Future()
+        self._jobs.put((fn, future))
+        return future
+
+    def _call(self, fn: Callable[[], T]) -> T:
+        return self._submit(fn).result()
+
+    # ---- tokens -----------------------------------------------------------------------------------------
+
+    def _tokenize(self, text: str, special: bool) -> list[int]:
+        if not text:
+            return []
+        return self._model.tokenize(text.encode("utf-8"), add_bos=False, special=special)
+
+    def _special_tokens(self, text: str) -> list[int]:
+        cached = self._special_cache.get(text)
+        if cached is None:
+            cached = self._special_cache[text] = self._tokenize(text, special=True)
+        return cached
+
+    def _content_tokens(self, text: str) -> list[int]:
+        # Message contents never parse special tokens: typed "<|im_end|>" stays text.
+        cached = self._content_cache.get(text)
+        if cached is None:
+            cached = self._content_cache[text] = self._tokenize(text, special=False)
+            self._trim_content_cache()
+        else:
+            self._content_cache.move_to_end(text)
+        return cached
+
+    def _trim_content_cache(self) -> None:
+        while len(self._content_cache) > self.options.content_cache_size:
+            self._content_cache.popitem(last=False)
+
+    def _piece(self, token: int) -> bytes:
+        n = llama_cpp.llama_token_to_piece(self._vocab, token, self._piece_buffer, 256, 0, False)
+        return self._piece_buffer.raw[:n] if n > 0 else b""
+
+    # ---- KV cache ---------------------------------------------------------------------------------------
+
+    def _sync_tokens(self, tokens: list[int], *, evaluate: bool) -> SyncStats:
+        if len(tokens) >= self.n_ctx:
+            raise BackendError(
+                f"the context needs {len(tokens)} tokens but the window holds {self.n_ctx}",
+                fix="raise llm.n_ctx in settings (the conversation trims old turns to fit)",
+            )
+        keep = _common_prefix(self._evaluated, tokens)
+        if evaluate and keep == len(tokens) and keep > 0 and self._logits_at != keep - 1:
+            keep -= 1  # the cached logits belong to another position: evaluate the last token again
+        removed = len(self._evaluated) - keep
+        if removed:
+            llama_cpp.llama_memory_seq_rm(self._ctx.memory, 0, keep, -1)
+            del self._evaluated[keep:]
+            if self._logits_at >= keep:
+                self._logits_at = -1
+        stats = SyncStats(kept=keep, removed=removed, total=len(tokens))
+        if evaluate and keep < len(tokens):
+            self._evaluate(tokens[keep:])
+            stats.evaluated = len(tokens) - keep
+        return stats
+
+    def _evaluate(self, tokens: list[int]) -> None:
+        """Decode tokens after the cache in chunks of n_batch; abortable between graph nodes."""
+        self._abort.clear()
+        llama_cpp.llama_set_abort_callback(self._ctx.ctx, self._abort_callback, None)
+        try:
+            step = self.options.n_batch
+            for start in range(0, len(tokens), step):
+                self._decode(tokens[start:start + step])
+        finally:
+            llama_cpp.llama_set_abort_callback(self._ctx.ctx, llama_cpp.ggml_abort_callback(), None)
+
+    def _decode(self, chunk: Sequence[int]) -> None:
+        n_past = len(self._evaluated)
+        batch = self._batch.batch
+        batch.n_tokens = len(chunk)
+        for i, token in enumerate(chunk):
+            batch.token[i] = token
+            batch.pos[i] = n_past + i
+            batch.seq_id[i][0] = 0
+            batch.n_seq_id[i] = 1
+            batch.logits[i] = False
+        batch.logits[len(chunk) - 1] = True
+        rc = llama_cpp.llama_decode(self._ctx.ctx, batch)
+        if rc != 0:
+            llama_cpp.llama_memory_seq_rm(self._ctx.memory, 0, n_past, -1)
+            self._logits_at = -1
+            if rc == 2:
+                raise _Cancelled()
+            raise BackendError(f"llama_decode failed with code {rc} at position {n_past}",
+                               fix="lower llm.n_batch or llm.n_ctx in settings")
+        self._evaluated.extend(chunk)
+        self._logits_at = len(self._evaluated) - 1
+
+    # ---- generation -------------------------------------------------------------------------------------
+
+    def _generate_job(self, messages: list[ChatMessage], request: GenerateRequest, stream: TokenStream) -> None:
+        try:
+            tokens = self.context_tokens(messages, open_last=True)
+        except Exception as exc:
+            self._finish(stream, FinishInfo(reason=f"error: {exc}"), exc)
+            return
+        self._generate_tokens_job(tokens, request, stream, messages[-1].full_content())
+
+    def _generate_tokens_job(
+        self, tokens: list[int], request: GenerateRequest, stream: TokenStream, open_content: str | None
+    ) -> None:
+        finish = FinishInfo()
+        error: BaseException | None = None
+        start = 0
+        try:
+            if stream.cancelled.is_set():
+                raise _Cancelled()
+            self._sync_tokens(tokens, evaluate=True)
+            start = len(self._evaluated)
+            self._decode_loop(request, stream, finish)
+        except _Cancelled:
+            finish.reason = "cancelled"
+        except BaseException as exc:
+            finish.reason = f"error: {exc}"
+            error = exc
+        if open_content is not None and finish.reason in ("complete", "max_tokens", "stop"):
+            # so that the finished turn, rendered again, maps onto the tokens already in the cache
+            body = self._evaluated[len(tokens) - len(self._content_tokens(open_content)):] if start else []
+            self.remember_tokenization(open_content + finish.text, body)
+        self._finish(stream, finish, error)
+
+    def _finish(self, stream: TokenStream, finish: FinishInfo, error: BaseException | None) -> None:
+        with self._streams_lock:
+            self._streams.discard(stream)
+        stream.close(finish, error)
+
+    def _decode_loop(self, request: GenerateRequest, stream: TokenStream, finish: FinishInfo) -> None:
+        sampler = self._make_sampler(request)
+        utf8 = codecs.getincrementaldecoder("utf-8")("replace")
+        stops = request.stop
+        hold_max = max((len(s) for s in stops), default=1) - 1
+        pending = ""
+        ctx, vocab, batch = self._ctx.ctx, self._vocab, self._batch.batch
+        try:
+            finish.reason = "max_tokens"
+            for _ in range(request.max_tokens):
+                if stream.cancelled.is_set():
+                    finish.reason = "cancelled"
+                    break
+                if len(self._evaluated) >= self.n_ctx:
+                    finish.reason = "context_full"
+                    break
+                token = llama_cpp.llama_sampler_sample(sampler, ctx, -1)
+                if llama_cpp.llama_vocab_is_eog(vocab, token):
+                    finish.reason = "complete"
+                    break
+                pending += utf8.decode(self._piece(token))
+                if stops:
+                    cut = min((i for i in (pending.find(s) for s in stops) if i >= 0), default=-1)
+                    if cut >= 0:
+                        self._emit(stream, finish, pending[:cut])
+                        pending = ""
+                        finish.reason = "stop"
+                        break
+                    ready = len(pending) - _held_back(pending, stops, hold_max)
+                else:
+                    ready = len(pending)
+                if ready:
+                    self._emit(stream, finish, pending[:ready])
+                    pending = pending[ready:]
+                # decode the sampled token into the cache: one-token batch at the next position
+                pos = len(self._evaluated)
+                batch.n_tokens = 1
+                batch.token[0] = token
+                batch.pos[0] = pos
+                batch.seq_id[0][0] = 0
+                batch.n_seq_id[0] = 1
+                batch.logits[0] = True
+                rc = llama_cpp.llama_decode(ctx, batch)
+                if rc != 0:
+                    llama_cpp.llama_memory_seq_rm(self._ctx.memory, 0, pos, -1)
+                    self._logits_at = -1
+                    raise BackendError(f"llama_decode failed with code {rc} at position {pos}")
+                self._evaluated.append(token)
+                finish.tokens.append(token)
+                self._logits_at = pos
+            if finish.reason != "stop":
+                self._emit(stream, finish, pending + utf8.decode(b"", final=True))
+        finally:
+            llama_cpp.llama_sampler_free(sampler)
+
+    @staticmethod
+    def _emit(stream: TokenStream, finish: FinishInfo, text: str) -> None:
+        if text:
+            finish.text += text
+            stream.put(text)
+
+    def _make_sampler(self, request: GenerateRequest) -> Any:
+        chain = llama_cpp.llama_sampler_chain_init(llama_cpp.llama_sampler_chain_default_params())
+        if request.grammar:
+            grammar = llama_cpp.llama_sampler_init_grammar(self._vocab, request.grammar.encode("utf-8"), b"root")
+            if not grammar:
+                llama_cpp.llama_sampler_free(chain)
+                raise ValueError("the GBNF grammar did not parse (llama.cpp logs the position)")
+            llama_cpp.llama_sampler_chain_add(chain, grammar)
+        if request.temperature == 0.0:
+            llama_cpp.llama_sampler_chain_add(chain, llama_cpp.llama_sampler_init_greedy())
+            return chain
+        if request.top_k > 0:
+            llama_cpp.llama_sampler_chain_add(chain, llama_cpp.llama_sampler_init_top_k(request.top_k))
+        llama_cpp.llama_sampler_chain_add(chain, llama_cpp.llama_sampler_init_top_p(request.top_p, 1))
+        if request.min_p > 0:
+            llama_cpp.llama_sampler_chain_add(chain, llama_cpp.llama_sampler_init_min_p(request.min_p, 1))
+        llama_cpp.llama_sampler_chain_add(chain, llama_cpp.llama_sampler_init_temp(request.temperature))
+        llama_cpp.llama_sampler_chain_add(chain, llama_cpp.llama_sampler_init_dist(request.seed))
+        return chain
+
+
+def _load_model(options: LlamaOptions) -> _internals.LlamaModel:
+    params = llama_cpp.llama_model_default_params()
+    params.n_gpu_layers = 0x7FFFFFFF if options.n_gpu_layers == -1 else options.n_gpu_layers
+    try:
+        return _internals.LlamaModel(path_model=options.model_path, params=params, verbose=False)
+    except ValueError as exc:
+        if "does not exist" in str(exc):
+            raise ModelNotFound(f"model file {options.model_path} does not exist",
+                                fix="check llm.model in settings or run `venus models install`") from exc
+        raise ModelCorrupt(f"llama.cpp could not load {options.model_path} ({exc})",
+                           fix="download or import the model again; it may be truncated or not a GGUF") from exc
+
+
+def _common_prefix(a: Sequence[int], b: Sequence[int]) -> int:
+    n = min(len(a), len(b))
+    i = 0
+    while i < n and a[i] == b[i]:
+        i += 1
+    return i
+
+
+def _held_back(text: str, stops: Sequence[str], hold_max: int) -> int:
+    """How many trailing characters could still be the start of a stop sequence."""
+    for k in range(min(hold_max, len(text)), 0, -1):
+        tail = text[-k:]
+        if any(s.startswith(tail) for s in stops):
+            return k
+    return 0
