@@ -53,6 +53,12 @@ class AudioSettings(_Section):
     output_device: str | int | None = None
     blocksize_ms: int = Field(10, ge=2, le=100)  # output block; small so stop() is fast
     test_tone_hz: float = Field(440.0, gt=20, lt=20000)
+    echo_cancellation: bool = True  # WebRTC AEC fed with what Venus plays, so it does not hear itself
+    noise_suppression: bool = True  # WebRTC noise suppression on the mic
+    stop_fade_ms: float = Field(8.0, ge=0.0, le=50.0)  # stop() fades out this long instead of clicking
+    duck_gain: float = Field(0.3, ge=0.0, le=1.0)  # output gain while ducked under overlapping speech
+    echo_guard_threshold: float = Field(0.85, gt=0.0, lt=1.0)  # VAD probability needed while Venus speaks
+    echo_guard_margin_db: float = Field(6.0, ge=0.0, le=40.0)  # mic must exceed the expected echo by this
 
 
 class VADSettings(_Section):
@@ -76,6 +82,8 @@ class TTSSettings(_Section):
     voice: str = "piper-en-us-joe-medium"  # a model id, a path to a Piper .onnx, or an espeak voice name
     rate: float = Field(1.0, ge=0.5, le=2.0)  # 1.0 = the voice's natural speed
     volume: float = Field(1.0, ge=0.0, le=1.0)
+    n_threads: int = Field(1, ge=1, le=64)  # CPU threads for the Piper voice
+    espeak_voice: str = "en-us"  # espeak-ng voice used when engine is espeak and voice names a Piper model
 
 
 class CameraSettings(_Section):

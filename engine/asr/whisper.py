@@ -106,6 +106,8 @@ class StreamingRecognizer:
         self._jobs: queue.SimpleQueue[tuple[str, object]] = queue.SimpleQueue()
         self._thread = threading.Thread(target=self._run, name="venus-asr", daemon=True)
         self._closed = False
+        self._busy = False
+        self._early: tuple[tuple[int, int], Transcript] | None = None  # result of the last prefinal
         self._thread.start()
 
     def begin(self, start_sample: int, lookback: np.ndarray | None = None) -> None:
@@ -116,26 +118,41 @@ class StreamingRecognizer:
             self._samples = sum(len(c) for c in self._chunks)
             self._last_partial_at = self._samples
 
-    def feed(self, audio: np.ndarray) -> None:
-        """More audio of the open segment; schedules a partial every interval."""
+    def feed(self, audio: np.ndarray, *, allow_partial: bool = True) -> None:
+        """More audio of the open segment; schedules a partial every interval (not while the user pauses)."""
         with self._lock:
             if self._segment_start < 0:
                 return
             self._chunks.append(np.array(audio, dtype=np.float32))
             self._samples += len(audio)
-            if self._samples - self._last_partial_at >= self._partial_samples:
+            if allow_partial and self._samples - self._last_partial_at >= self._partial_samples:
                 self._last_partial_at = self._samples
                 self._jobs.put(("partial", self._segment_start))
 
+    def prefinal(self, end_sample: int) -> None:
+        """The user paused: transcribe up to `end_sample` now; if the segment then ends there, `end` reuses it."""
+        with self._lock:
+            if self._segment_start < 0 or end_sample - self._segment_start > self._samples:
+                return
+            audio = np.concatenate(self._chunks)[: end_sample - self._segment_start]
+            start = self._segment_start
+        self._jobs.put(("prefinal", (audio, start, end_sample)))
+
     def end(self, end_sample: int) -> None:
-        """The segment closed: transcribe it all, with word timestamps."""
+        """The segment closed at `end_sample`: transcribe it, with word timestamps."""
         with self._lock:
             if self._segment_start < 0:
                 return
             audio = np.concatenate(self._chunks) if self._chunks else np.zeros(0, np.float32)
             start = self._segment_start
+            audio = audio[: max(0, end_sample - start)]
             self._segment_start, self._chunks, self._samples = -1, [], 0
         self._jobs.put(("final", (audio, start, end_sample)))
+
+    @property
+    def idle(self) -> bool:
+        """True when no segment is open and no job is queued or running."""
+        return self._segment_start < 0 and self._jobs.empty() and not self._busy
 
     def cancel(self) -> None:
         """Drop the open segment without a final (for example when it was judged to be echo)."""
@@ -160,25 +177,39 @@ class StreamingRecognizer:
             kind, payload = self._jobs.get()
             if kind == "close":
                 return
+            self._busy = True
             try:
-                if kind == "partial":
-                    if self._has_final_waiting():
-                        continue
-                    audio = self._snapshot(payload)  # type: ignore[arg-type]
-                    if audio is None or len(audio) < SAMPLE_RATE // 4:
-                        continue
-                    transcript = self._transcriber.transcribe(audio, word_timestamps=False)
-                    if transcript.text:
-                        self._on_partial(transcript.text, payload)  # type: ignore[arg-type]
-                else:
-                    audio, start, end = payload  # type: ignore[misc]
-                    began = time.perf_counter()
-                    transcript = self._transcriber.transcribe(audio, word_timestamps=True) if len(audio) else Transcript("")
-                    log.debug("final of %.2f s audio in %.0f ms", len(audio) / SAMPLE_RATE,
-                              (time.perf_counter() - began) * 1000)
-                    self._on_final(transcript, start, end)
+                self._do(kind, payload)
             except Exception:  # a failed decode must not kill the worker; the segment is lost, not the session
                 log.exception("ASR %s failed", kind)
+            finally:
+                self._busy = False
+
+    def _do(self, kind: str, payload: object) -> None:
+        if kind == "prefinal":
+            audio, start, end = payload  # type: ignore[misc]
+            self._early = ((start, end), self._transcriber.transcribe(audio, word_timestamps=True))
+        elif kind == "partial":
+            if self._has_final_waiting():
+                return  # behind: the final matters more than another partial
+            audio = self._snapshot(payload)  # type: ignore[arg-type]
+            if audio is None or len(audio) < SAMPLE_RATE // 4:
+                return
+            transcript = self._transcriber.transcribe(audio, word_timestamps=False)
+            if transcript.text:
+                self._on_partial(transcript.text, payload)  # type: ignore[arg-type]
+        else:
+            audio, start, end = payload  # type: ignore[misc]
+            began = time.perf_counter()
+            early, self._early = self._early, None
+            if early is not None and early[0] == (start, end):
+                transcript = early[1]  # the pause held: the early decode is the final
+            elif len(audio):
+                transcript = self._transcriber.transcribe(audio, word_timestamps=True)
+            else:
+                transcript = Transcript("")
+            log.debug("final of %.2f s audio in %.0f ms", len(audio) / SAMPLE_RATE, (time.perf_counter() - began) * 1000)
+            self._on_final(transcript, start, end)
 
     def _has_final_waiting(self) -> bool:
         # Peek by draining and re-queueing; the queue is tiny (a few jobs at most).
@@ -190,4 +221,4 @@ class StreamingRecognizer:
             pass
         for job in pending:
             self._jobs.put(job)
-        return any(kind in ("final", "close") for kind, _ in pending)
+        return any(kind in ("final", "prefinal", "close") for kind, _ in pending)

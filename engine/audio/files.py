@@ -1,0 +1,122 @@
+"""File-backed audio: a WAV played into the pipeline as if from a mic, and a WAV written as if to a speaker.
+
+The same pipeline then runs without devices, for tests, `venus chat --mic/--speaker` and `venus duplex`.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+import numpy as np
+import soundfile as sf
+
+from engine.errors import AudioDeviceError
+
+Consumer = Callable[[np.ndarray], None]  # receives one block of mono float32 at the source's rate
+Renderer = Callable[[np.ndarray], None]  # fills one block of mono float32 at the sink's rate
+
+
+class FileSource:
+    """Reads a WAV (any rate, mixed to mono) and delivers it in blocks at real-time pace or as fast as possible.
+
+    After the file it delivers `tail_s` of silence, so a final word is followed by the pause that closes it.
+    """
+
+    def __init__(self, path: Path, *, realtime: bool = True, block_ms: int = 10, tail_s: float = 1.0) -> None:
+        if block_ms < 1 or tail_s < 0:
+            raise ValueError(f"block_ms must be >= 1 and tail_s >= 0, got {block_ms}, {tail_s}")
+        path = Path(path)
+        try:
+            info = sf.info(str(path))
+        except (RuntimeError, sf.LibsndfileError) as exc:
+            raise AudioDeviceError(f"the input file {path} cannot be read ({exc})",
+                                   fix="give a WAV/FLAC/OGG file, e.g. made with `sox` or `espeak-ng -w`") from exc
+        self.path = path
+        self.sample_rate = int(info.samplerate)
+        self.realtime = realtime
+        self._block = max(1, self.sample_rate * block_ms // 1000)
+        self._tail = int(tail_s * self.sample_rate)
+        self.finished = threading.Event()  # set after the last block (file and tail) was delivered
+        self._stopping = threading.Event()
+        self._thread: threading.Thread | None = None
+
+    def start(self, consumer: Consumer) -> None:
+        """Begin delivering blocks to `consumer` on a reader thread."""
+        audio, _ = sf.read(str(self.path), dtype="float32", always_2d=True)
+        audio = np.concatenate([audio.mean(axis=1), np.zeros(self._tail, np.float32)]).astype(np.float32)
+        self._thread = threading.Thread(target=self._run, args=(audio, consumer), name="venus-file-source",
+                                        daemon=True)
+        self._thread.start()
+
+    def _run(self, audio: np.ndarray, consumer: Consumer) -> None:
+        began = time.monotonic()
+        for i in range(0, len(audio), self._block):
+            if self._stopping.is_set():
+                break
+            if self.realtime:
+                delay = began + i / self.sample_rate - time.monotonic()
+                if delay > 0:
+                    time.sleep(delay)
+            consumer(audio[i:i + self._block])
+        self.finished.set()
+
+    def stop(self) -> None:
+        """Stop delivering."""
+        self._stopping.set()
+        if self._thread is not None:
+            self._thread.join(timeout=2)
+
+
+class FileSink:
+    """Pulls blocks from the player at real-time pace and writes them to a WAV placed on the session clock.
+
+    Sample i of the file is what would have been heard at session time `start_ms + i / rate`; the file begins
+    with silence for the session time that passed before the sink started, so sample 0 is session time 0.
+    """
+
+    def __init__(self, path: Path, *, sample_rate: int = 22050, blocksize_ms: int = 10,
+                 session_ms: Callable[[], int] | None = None) -> None:
+        if sample_rate < 8000 or blocksize_ms < 1:
+            raise ValueError(f"sample_rate must be >= 8000 and blocksize_ms >= 1, got {sample_rate}, {blocksize_ms}")
+        self.path = Path(path)
+        if not self.path.parent.exists():
+            raise AudioDeviceError(f"the output folder {self.path.parent} does not exist", fix="create it first")
+        self.sample_rate = sample_rate
+        self.blocksize = max(1, sample_rate * blocksize_ms // 1000)
+        self._session_ms = session_ms
+        self._stopping = threading.Event()
+        self._thread: threading.Thread | None = None
+        self.lead_samples = 0  # silence written for session time before the sink started
+
+    def start(self, render: Renderer) -> None:
+        """Open the file and begin pulling audio on a writer thread."""
+        self._file = sf.SoundFile(str(self.path), "w", samplerate=self.sample_rate, channels=1, subtype="PCM_16")
+        if self._session_ms is not None:
+            self.lead_samples = self._session_ms() * self.sample_rate // 1000
+            self._file.write(np.zeros(self.lead_samples, np.float32))
+        self._thread = threading.Thread(target=self._run, args=(render,), name="venus-file-sink", daemon=True)
+        self._thread.start()
+
+    def _run(self, render: Renderer) -> None:
+        block = np.zeros(self.blocksize, np.float32)
+        began = time.monotonic()
+        written = 0
+        while not self._stopping.is_set():
+            delay = began + written / self.sample_rate - time.monotonic()
+            if delay > 0:
+                time.sleep(delay)
+            render(block)
+            self._file.write(block)
+            written += self.blocksize
+
+    def stop(self) -> None:
+        """Stop pulling and close the file."""
+        self._stopping.set()
+        if self._thread is not None:
+            self._thread.join(timeout=2)
+        if getattr(self, "_file", None) is not None:
+            self._file.close()
+            self._file = None

@@ -1,0 +1,303 @@
+"""SpeechPipeline: mic in → AEC → VAD → streaming ASR → timeline, and text → streaming TTS → speaker.
+
+One source and one sink (sound cards or files), one timeline. Urgent control (`stop`, `duck`) acts on the
+player directly and never waits behind queued text or audio.
+"""
+
+from __future__ import annotations
+
+import logging
+import queue
+import threading
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from typing import Protocol
+
+import numpy as np
+
+from engine.asr import StreamingRecognizer, Transcriber, Transcript, WhisperOptions, WhisperTranscriber
+from engine.audio.echo import EchoCanceller, EchoGuard, EchoGuardOptions
+from engine.audio.frontend import SpeechFrontEnd
+from engine.audio.playback import Clip, ClipReport, Player, PlayerOptions
+from engine.audio.resample import StreamResampler, resample_clip
+from engine.models.registry import resolve
+from engine.settings import Settings
+from engine.timeline.events import (
+    AsrFinal,
+    AsrPartial,
+    SpeechSpan,
+    SystemNotice,
+    UserSpeechEnd,
+    UserSpeechStart,
+    Word,
+)
+from engine.timeline.timeline import Timeline
+from engine.tts import EspeakSynthesizer, PiperSynthesizer, Synthesizer, TimedWord, VoiceOptions, split_clauses
+from engine.vad import SAMPLE_RATE, SegmenterOptions, SileroVad
+
+log = logging.getLogger(__name__)
+
+LevelCallback = Callable[[float], None]  # mic level in dBFS after echo cancellation, about every 50 ms
+
+
+class AudioSource(Protocol):
+    """A microphone or a file: delivers mono float32 blocks at `sample_rate` to a consumer."""
+
+    sample_rate: int
+
+    def start(self, consumer: Callable[[np.ndarray], None]) -> None: ...
+
+    def stop(self) -> None: ...
+
+
+class AudioSink(Protocol):
+    """A speaker or a file: asks a renderer for mono float32 blocks at `sample_rate`."""
+
+    sample_rate: int
+
+    def start(self, render: Callable[[np.ndarray], None]) -> None: ...
+
+    def stop(self) -> None: ...
+
+
+@dataclass
+class SpeechTurn:
+    """Handle of one `speak` call; `done` is set once every clause played or was stopped."""
+
+    turn_id: str
+    done: threading.Event
+
+
+def make_synthesizer(settings: Settings) -> Synthesizer:
+    """The voice named in settings: a Piper model id or .onnx path, or an espeak-ng voice name."""
+    voice = VoiceOptions(rate=settings.tts.rate, volume=settings.tts.volume, threads=settings.tts.n_threads)
+    if settings.tts.engine == "espeak":
+        name = settings.tts.voice if not settings.tts.voice.startswith("piper-") else settings.tts.espeak_voice
+        return EspeakSynthesizer(name, voice)
+    return PiperSynthesizer(resolve(settings.tts.voice, "tts"), voice)
+
+
+def make_transcriber(settings: Settings) -> Transcriber:
+    """faster-whisper with the model, language and threads from settings."""
+    return WhisperTranscriber(WhisperOptions(resolve(settings.asr.model, "asr"), language=settings.asr.language,
+                                             threads=settings.asr.n_threads, beam_size=settings.asr.beam_size))
+
+
+class SpeechPipeline:
+    """The speech front and back end of one conversation, writing its events to `timeline`."""
+
+    def __init__(self, timeline: Timeline, source: AudioSource, sink: AudioSink, settings: Settings | None = None,
+                 *, transcriber: Transcriber | None = None, synthesizer: Synthesizer | None = None,
+                 on_level: LevelCallback | None = None) -> None:
+        self.settings = settings = settings or Settings()
+        self.timeline = timeline
+        self.source = source
+        self.sink = sink
+        self.on_level = on_level
+        a, v = settings.audio, settings.vad
+        self.player = Player(PlayerOptions(sink.sample_rate, fade_ms=a.stop_fade_ms, duck_gain=a.duck_gain))
+        self.synthesizer = synthesizer or make_synthesizer(settings)
+        echo = EchoCanceller(noise_suppression=a.noise_suppression) if a.echo_cancellation else None
+        guard = EchoGuard(EchoGuardOptions(threshold=a.echo_guard_threshold, margin_db=a.echo_guard_margin_db))
+        self.frontend = SpeechFrontEnd(
+            SileroVad(resolve("silero-vad-v6", "vad")),
+            SegmenterOptions(v.threshold, v.neg_threshold, v.min_speech_ms, v.min_silence_ms, v.speech_pad_ms),
+            echo, guard)
+        self.recognizer = StreamingRecognizer(transcriber or make_transcriber(settings), self._post_partial,
+                                              self._post_final, partial_interval_ms=settings.asr.partial_interval_ms)
+        self._mic_in: queue.SimpleQueue[np.ndarray] = queue.SimpleQueue()
+        self._mic_resampler = StreamResampler(source.sample_rate, SAMPLE_RATE)
+        self._ref_resampler = StreamResampler(sink.sample_rate, SAMPLE_RATE)
+        self._recent = np.zeros(0, np.float32)  # cleaned audio kept for the segment look-back
+        self._recent_start = 0
+        self._lookback = (v.speech_pad_ms + v.min_speech_ms + 200) * SAMPLE_RATE // 1000
+        self._speech_open = False
+        self._prefinal_at = -1
+        self._turns: queue.SimpleQueue[tuple[SpeechTurn, Iterable[str], int] | None] = queue.SimpleQueue()
+        self._handles: dict[str, SpeechTurn] = {}
+        self._generation = 0  # bumped by stop(): clauses of older turns are dropped
+        self._closing = threading.Event()
+        self._threads: list[threading.Thread] = []
+        self._start_ms = 0
+        self._level_every = 0
+
+    # ---- lifecycle ---------------------------------------------------------------------------------------
+
+    def start(self) -> None:
+        """Start the worker threads, then the sink and the source."""
+        self._start_ms = self.timeline.now_ms()
+        for target, name in ((self._perceive, "venus-perception"), (self._speak_worker, "venus-tts"),
+                             (self._report_worker, "venus-playback-report")):
+            thread = threading.Thread(target=target, name=name, daemon=True)
+            thread.start()
+            self._threads.append(thread)
+        self.sink.start(self.player.render)
+        self.source.start(self._mic_in.put)
+
+    def close(self) -> None:
+        """Stop everything; pending finals are delivered first."""
+        self.source.stop()
+        self.player.stop()
+        self._closing.set()
+        self._turns.put(None)
+        for thread in self._threads:
+            thread.join(timeout=5)
+        self.sink.stop()
+        self.recognizer.close()
+
+    # ---- speaking ----------------------------------------------------------------------------------------
+
+    def speak(self, turn_id: str, text_chunks: Iterable[str]) -> SpeechTurn:
+        """Speak streamed text clause by clause; synthesis starts as soon as the first clause is complete."""
+        turn = SpeechTurn(turn_id, threading.Event())
+        self._handles[turn_id] = turn
+        self._turns.put((turn, text_chunks, self._generation))
+        return turn
+
+    def stop(self) -> None:
+        """Silence the output now (short fade) and drop every clause not yet played."""
+        self._generation += 1
+        self.player.stop()
+
+    def duck(self) -> None:
+        """Lower the output volume without stopping."""
+        self.player.duck()
+
+    def unduck(self) -> None:
+        """Restore the output volume."""
+        self.player.unduck()
+
+    @property
+    def speaking(self) -> bool:
+        """True while Venus's audio is playing or queued."""
+        return self.player.speaking
+
+    @property
+    def playback_position(self) -> int:
+        """Output samples played so far (at `output_rate`)."""
+        return self.player.position
+
+    @property
+    def output_rate(self) -> int:
+        """The output stream's sample rate."""
+        return self.sink.sample_rate
+
+    def _speak_worker(self) -> None:
+        while (item := self._turns.get()) is not None:
+            turn, chunks, generation = item
+            try:
+                for clause in split_clauses(chunks):
+                    if generation != self._generation:
+                        break
+                    spoken = self.synthesizer.synthesize(clause)
+                    if generation != self._generation:
+                        break
+                    self.player.enqueue(self._to_clip(turn.turn_id, spoken))
+            except Exception as exc:  # a voice failure ends this turn's speech, not the session
+                log.exception("speaking turn %s failed", turn.turn_id)
+                self.timeline.append(SystemNotice(level="error", code="tts-failed", text=f"speech output failed: {exc}"))
+            self.player.enqueue(Clip(turn.turn_id, "", np.zeros(0, np.float32)))  # end marker
+
+    def _to_clip(self, turn_id: str, spoken) -> Clip:
+        rate_in, rate_out = spoken.sample_rate, self.sink.sample_rate
+        audio = resample_clip(spoken.audio, rate_in, rate_out)
+        scale = rate_out / rate_in
+        words = tuple(TimedWord(w.text, int(w.start_sample * scale), int(w.end_sample * scale)) for w in spoken.words)
+        return Clip(turn_id, spoken.text, audio, words)
+
+    def _report_worker(self) -> None:
+        while not (self._closing.is_set() and not self.player.speaking):
+            try:
+                report: ClipReport = self.player.reports.get(timeout=0.1)
+            except queue.Empty:
+                continue
+            clip = report.clip
+            if not clip.text:
+                turn = self._handles.pop(clip.turn_id, None)
+                if turn is not None:
+                    turn.done.set()
+                continue
+            self.timeline.append(SpeechSpan(
+                turn_id=clip.turn_id, planned_text=clip.text, start_sample=report.start_sample,
+                end_sample=report.end_sample, sample_rate=self.sink.sample_rate,
+                heard_words=report.heard_words(), truncated=report.truncated))
+
+    # ---- hearing -----------------------------------------------------------------------------------------
+
+    def _ms(self, sample: int) -> int:
+        return self._start_ms + sample * 1000 // SAMPLE_RATE
+
+    def _perceive(self) -> None:
+        while not self._closing.is_set():
+            try:
+                block = self._mic_in.get(timeout=0.1)
+            except queue.Empty:
+                continue
+            try:
+                self._perceive_block(block)
+            except Exception:  # keep listening; one bad block must not deafen Venus
+                log.exception("perception failed on a block")
+
+    def _perceive_block(self, block: np.ndarray) -> None:
+        while True:
+            try:
+                played = self.player.reference.get_nowait()
+            except queue.Empty:
+                break
+            self.frontend.add_reference(self._ref_resampler.process(played))
+        step = self.frontend.process(self._mic_resampler.process(block))
+        self._remember(step.cleaned)
+        fed = False  # this step's audio already went to the recognizer (as look-back or feed)
+        for transition in step.transitions:
+            if transition.started:
+                self._speech_open, self._prefinal_at, fed = True, -1, True
+                start = transition.start_sample
+                self.recognizer.begin(start, self._recent[max(0, start - self._recent_start):])
+                overlapping = self.frontend.guard.active if self.frontend.guard else self.player.speaking
+                self.timeline.append(UserSpeechStart(start_ms=self._ms(start), overlapping_assistant=overlapping))
+            else:
+                if self._speech_open and not fed:
+                    self.recognizer.feed(step.cleaned)
+                    fed = True
+                self._speech_open = False
+                self.recognizer.end(transition.end_sample)
+                self.timeline.append(UserSpeechEnd(start_ms=self._ms(transition.start_sample),
+                                                   end_ms=self._ms(transition.end_sample)))
+        if self._speech_open and not fed:
+            self.recognizer.feed(step.cleaned, allow_partial=self.frontend.silence_pending_since < 0)
+        pause = self.frontend.silence_pending_since
+        pad = self.frontend.segmenter.options.speech_pad_ms * SAMPLE_RATE // 1000
+        if self._speech_open and pause >= 0 and pause != self._prefinal_at and self.frontend.samples >= pause + pad:
+            self._prefinal_at = pause  # the user paused: decode now; kept as the final if the pause holds
+            self.recognizer.prefinal(pause + pad)
+        self._level_every += 1
+        if self.on_level is not None and self._level_every % 5 == 0:
+            self.on_level(step.level_db)
+
+    def _remember(self, cleaned: np.ndarray) -> None:
+        self._recent = np.concatenate([self._recent, cleaned])
+        if len(self._recent) > self._lookback:
+            cut = len(self._recent) - self._lookback
+            self._recent = self._recent[cut:]
+            self._recent_start += cut
+
+    def _post_partial(self, text: str, start_sample: int) -> None:
+        self.timeline.append(AsrPartial(text=text, segment_start_ms=self._ms(start_sample)))
+
+    def _post_final(self, transcript: Transcript, start_sample: int, end_sample: int) -> None:
+        base = self._ms(start_sample)
+        words = tuple(Word(text=w.text, start_ms=base + w.start_ms, end_ms=base + w.end_ms,
+                           probability=w.probability) for w in transcript.words)
+        self.timeline.append(AsrFinal(text=transcript.text, words=words, segment_start_ms=base,
+                                      segment_end_ms=self._ms(end_sample), language=self.settings.asr.language))
+
+    def wait_idle(self, timeout: float = 30.0) -> bool:
+        """Block until the mic input has been processed and recognition has caught up (for file sources)."""
+        import time
+
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            if self._mic_in.empty() and not self._speech_open and self.recognizer.idle:
+                return True
+            time.sleep(0.02)
+        return False

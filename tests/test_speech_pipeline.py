@@ -1,0 +1,139 @@
+"""The whole speech pipeline on file-backed I/O: espeak-ng speech in → the right words out on the timeline,
+streamed TTS out with the heard words, an instant stop, and clear errors for bad inputs."""
+
+from __future__ import annotations
+
+import re
+import threading
+import time
+from pathlib import Path
+
+import numpy as np
+import pytest
+import soundfile as sf
+
+from engine.audio import FileSink, FileSource, SpeechPipeline, find_device
+from engine.errors import AudioDeviceError
+from engine.settings import Settings
+from engine.timeline import Kind, Timeline
+from speech_helpers import espeak, have_tools, pad, write_wav
+
+pytestmark = pytest.mark.skipif(not have_tools(), reason="espeak-ng and sox are needed to make speech inputs")
+
+
+def _words(text: str) -> list[str]:
+    return re.findall(r"[a-z0-9]+", text.lower())
+
+
+@pytest.fixture
+def session(tmp_path, monkeypatch):
+    monkeypatch.setenv("VENUS_CONFIG_DIR", str(tmp_path / "cfg"))
+    monkeypatch.setenv("VENUS_DATA_DIR", str(tmp_path / "data"))
+    monkeypatch.setenv("VENUS_LOG_DIR", str(tmp_path / "log"))
+    made = []
+
+    def make(mic_audio: np.ndarray, settings: Settings | None = None, realtime: bool = True):
+        mic = write_wav(tmp_path / "mic.wav", mic_audio)
+        timeline = Timeline()
+        source = FileSource(mic, realtime=realtime, tail_s=1.0)
+        sink = FileSink(tmp_path / "speaker.wav", session_ms=timeline.now_ms)
+        pipeline = SpeechPipeline(timeline, source, sink, settings)
+        made.append(pipeline)
+        return pipeline, timeline, source, tmp_path / "speaker.wav"
+
+    yield make
+    for pipeline in made:
+        pipeline.close()
+
+
+def test_spoken_request_becomes_partials_and_a_final_with_word_times(session):
+    pipeline, timeline, source, _ = session(pad(espeak("Please set a timer for ten minutes."), 0.6, 0.2))
+    pipeline.start()
+    assert source.finished.wait(30) and pipeline.wait_idle(30)
+    kinds = [e.kind for e in timeline.events()]
+    assert kinds.count(Kind.USER_SPEECH_START) == 1 and kinds.count(Kind.USER_SPEECH_END) == 1
+    assert Kind.ASR_PARTIAL in kinds
+    start, end, final = (timeline.events(kinds=[k])[0] for k in
+                         (Kind.USER_SPEECH_START, Kind.USER_SPEECH_END, Kind.ASR_FINAL))
+    assert kinds.index(Kind.ASR_FINAL) > kinds.index(Kind.USER_SPEECH_END)
+    words = _words(final.text)
+    assert {"set", "timer", "minutes"} <= set(words) and ("ten" in words or "10" in words), final.text
+    assert final.words and final.words[0].start_ms >= start.start_ms
+    assert final.words[-1].end_ms <= end.end_ms + 200
+    assert not start.overlapping_assistant
+
+
+def test_speak_streams_clauses_and_records_what_was_heard(session):
+    pipeline, timeline, _, speaker = session(np.zeros(16000, np.float32))
+    pipeline.start()
+    first_chunk_sent = threading.Event()
+
+    def llm_tokens():  # text arrives in pieces, like tokens from the model
+        for piece in ["Sure", ", I have set", " a timer. It ", "will ring in ten ", "minutes."]:
+            first_chunk_sent.set()
+            yield piece
+
+    turn = pipeline.speak("turn-1", llm_tokens())
+    assert turn.done.wait(30)
+    spans = timeline.events(kinds=[Kind.SPEECH_SPAN])
+    assert [s.planned_text for s in spans] == ["Sure, I have set a timer.", "It will ring in ten minutes."]
+    assert all(not s.truncated and s.heard_words == tuple(s.planned_text.split()) for s in spans)
+    assert spans[1].start_sample >= spans[0].end_sample
+    pipeline.close()
+    audio, rate = sf.read(speaker, dtype="float32")
+    assert rate == pipeline.output_rate
+    lead = pipeline.sink.lead_samples
+    played = audio[lead + spans[0].start_sample: lead + spans[1].end_sample]
+    assert np.max(np.abs(played)) > 0.2  # the voice really went to the speaker file
+    assert np.max(np.abs(audio[lead + spans[1].end_sample + 2000:])) < 1e-3  # and nothing after it
+
+
+def test_stop_silences_the_speaker_and_cuts_the_turn_to_the_heard_words(session):
+    pipeline, timeline, _, speaker = session(np.zeros(16000, np.float32))
+    pipeline.start()
+    text = "This is a long answer that keeps going on and on, so the user will want to stop it early."
+    turn = pipeline.speak("turn-2", iter([text]))
+    while pipeline.playback_position == 0 or not pipeline.speaking:
+        time.sleep(0.01)
+    time.sleep(0.8)
+    at_stop = pipeline.playback_position
+    pipeline.stop()
+    assert turn.done.wait(10)
+    assert not pipeline.speaking
+    spans = timeline.events(kinds=[Kind.SPEECH_SPAN])
+    assert spans and all(s.truncated for s in spans)
+    heard = spans[0].heard_words  # the clause playing at the stop; later clauses were never heard
+    clause = spans[0].planned_text.split()
+    assert 0 < len(heard) < len(clause) and heard == tuple(clause[: len(heard)])
+    assert all(s.heard_words == () and s.start_sample == s.end_sample for s in spans[1:])
+    pipeline.close()
+    audio, rate = sf.read(speaker, dtype="float32")
+    after_stop = audio[pipeline.sink.lead_samples + at_stop:]
+    loud = np.flatnonzero(np.abs(after_stop) > 1e-3)
+    assert len(loud) and loud[-1] < rate * 0.05  # silent within 50 ms of the call, on the sink's own clock
+
+
+def test_espeak_engine_is_the_light_fallback(session):
+    settings = Settings()
+    settings.tts.engine = "espeak"
+    pipeline, timeline, _, _ = session(np.zeros(16000, np.float32), settings)
+    pipeline.start()
+    assert pipeline.speak("t", iter(["Hello there, this is the fallback voice."])).done.wait(20)
+    spans = timeline.events(kinds=[Kind.SPEECH_SPAN])
+    assert spans and spans[0].heard_words[0] == "Hello"
+
+
+def test_unreadable_input_file_names_the_file(tmp_path):
+    bad = tmp_path / "notes.wav"
+    bad.write_text("this is not audio")
+    with pytest.raises(AudioDeviceError, match="notes.wav"):
+        FileSource(bad)
+
+
+def test_unknown_device_name_lists_the_choices():
+    try:
+        import sounddevice  # noqa: F401
+    except OSError:
+        pytest.skip("PortAudio is not installed")
+    with pytest.raises(AudioDeviceError, match="audio.input_device"):
+        find_device("no-such-microphone-xyz", "input")
