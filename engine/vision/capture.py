@@ -74,11 +74,12 @@ class CameraCapture:
         if self.running:
             return
         self._stop.clear()
-        self._thread = threading.Thread(target=self._run, name="venus-camera", daemon=True)
-        self._thread.start()
+        # announce first, so "camera-on" precedes anything the worker reports
         self.timeline.append(
             SystemNotice(level="info", code="camera-on", text=f"camera on ({self.source.name})")
         )
+        self._thread = threading.Thread(target=self._run, name="venus-camera", daemon=True)
+        self._thread.start()
 
     def stop(self, timeout_s: float = 5.0) -> None:
         """Turn the camera off and wait for the thread; announces it on the timeline."""
