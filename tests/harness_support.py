@@ -1,0 +1,87 @@
+"""Helpers shared by the harness tests: a real harness on a real timeline, and a few real test tools."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from engine.settings import HarnessSettings
+from engine.timeline import Timeline
+from engine.timeline.events import (
+    DelegationCancelled, DelegationFailed, DelegationResult, Event, Kind,
+)
+from harness import Harness, Permission, Tool, ToolContext, ToolOutput, ToolSpec
+
+TERMINAL = (Kind.DELEGATION_RESULT, Kind.DELEGATION_FAILED, Kind.DELEGATION_CANCELLED)
+
+
+def wait_until(predicate: Callable[[], Any], timeout_s: float = 20.0, what: str = "condition") -> Any:
+    """Poll `predicate` until it returns something truthy; fail the test with `what` after `timeout_s`."""
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        value = predicate()
+        if value:
+            return value
+        time.sleep(0.02)
+    raise AssertionError(f"timed out after {timeout_s} s waiting for {what}")
+
+
+def task_events(timeline: Timeline, task_id: str) -> list[Event]:
+    """Every event on the timeline about one task, in timeline order."""
+    return [e for e in timeline.events() if getattr(e, "task_id", None) == task_id]
+
+
+def wait_final(timeline: Timeline, task_id: str, timeout_s: float = 20.0) -> DelegationResult | DelegationFailed | \
+        DelegationCancelled:
+    """The end event of a task, once it is on the timeline."""
+    def final() -> Event | None:
+        ends = [e for e in task_events(timeline, task_id) if e.kind in TERMINAL]
+        return ends[0] if ends else None
+
+    return wait_until(final, timeout_s, f"the end of task {task_id}")
+
+
+def counting_tool(name: str = "count_slowly", *, idempotent: bool = True, permission: Permission = Permission.ALLOW,
+                  marker_dir: Path | None = None) -> Tool:
+    """A cooperative tool: `steps` steps of `step_s` seconds with progress; optionally leaves a file per run."""
+
+    def run(arguments: dict[str, Any], ctx: ToolContext) -> ToolOutput:
+        steps, step_s = arguments["steps"], arguments.get("step_s", 0.05)
+        if marker_dir is not None:
+            (marker_dir / f"{name}-{ctx.task_id}-{time.monotonic_ns()}").write_text("started")
+        for step in range(steps):
+            ctx.progress(100.0 * step / steps, f"step {step + 1} of {steps}")
+            time.sleep(step_s)
+        return ToolOutput(summary=f"counted to {steps}", data={"count": steps})
+
+    return Tool(ToolSpec(
+        name=name, description="Count slowly, reporting progress (a test tool).",
+        parameters={"type": "object", "required": ["steps"], "additionalProperties": False, "properties": {
+            "steps": {"type": "integer", "minimum": 0}, "step_s": {"type": "number", "minimum": 0}}},
+        permission=permission, idempotent=idempotent,
+    ), run)
+
+
+def stubborn_tool() -> Tool:
+    """A tool that ignores cancellation for a while (the harness must still report the timeout on time)."""
+
+    def run(arguments: dict[str, Any], ctx: ToolContext) -> ToolOutput:
+        time.sleep(arguments["seconds"])
+        return ToolOutput(summary="woke up", data=None)
+
+    return Tool(ToolSpec(
+        name="sleep_stubbornly", description="Sleep without checking for cancellation (a test tool).",
+        parameters={"type": "object", "required": ["seconds"], "properties": {"seconds": {"type": "number"}}},
+    ), run)
+
+
+def make_harness(allowed: list[Path] | None = None, *, extra_tools: tuple[Tool, ...] = (), store_path: Path | None = None,
+                 **settings: Any) -> tuple[Harness, Timeline]:
+    """A harness reporting onto a fresh timeline, subscribed to it for the user's replies."""
+    timeline = Timeline()
+    config = HarnessSettings(allowed_folders=[str(p) for p in (allowed or [])], **settings)
+    harness = Harness(config, timeline.append, extra_tools=extra_tools, store_path=store_path)
+    timeline.subscribe(harness.on_timeline_event)
+    return harness, timeline
