@@ -15,6 +15,7 @@ from PySide6.QtWidgets import QAbstractButton, QApplication, QLineEdit, QProgres
 from app.controller import TimelineController  # noqa: E402
 from app.demo import play_demo_conversation, venus_says  # noqa: E402
 from app.main_window import MainWindow  # noqa: E402
+from app.theme import apply_theme  # noqa: E402
 from app.timeline_model import RowKind, TaskState  # noqa: E402
 from engine.settings import Settings  # noqa: E402
 from engine.timeline import Timeline  # noqa: E402
@@ -198,6 +199,7 @@ def test_window_geometry_is_remembered(qtbot, window):
 
 
 def test_screenshot_mid_conversation(qtbot, window, tmp_path):
+    apply_theme(QApplication.instance(), "light")  # other tests may have switched the app to dark
     window.resize(1100, 720)
     ids = play_demo_conversation(window.timeline)
     venus_says(window.timeline, "turn-5", "")  # keep the state indicator honest: back to listening

@@ -1,0 +1,260 @@
+"""The settings dialog: every section of engine.settings.Settings, validated by pydantic before saving.
+
+Secrets (API keys, MCP secret env values) go to the OS keyring; the file gets only `keyring:` references.
+Device probing and test tones run on worker threads, never on the UI thread.
+"""
+
+from __future__ import annotations
+
+import threading
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+from pydantic import ValidationError
+from PySide6.QtCore import Signal
+from PySide6.QtWidgets import (
+    QComboBox,
+    QDialog,
+    QDialogButtonBox,
+    QFileDialog,
+    QHBoxLayout,
+    QLabel,
+    QLineEdit,
+    QPushButton,
+    QTabWidget,
+    QVBoxLayout,
+    QWidget,
+)
+
+from app.secrets import api_key_name, delete_secret, set_secret
+from app.settings_form import SectionForm
+from app.settings_pages import ApiKeysPage, McpPage, ToolsPage
+from engine.errors import SecretError, VenusError
+from engine.settings import Settings, save_settings
+
+GGUF_MAGIC = b"GGUF"
+_FORM_SECTIONS = {  # settings section -> tab title
+    "llm": "Models", "audio": "Audio", "vad": "Voice activity", "asr": "Speech recognition", "tts": "Voice",
+    "camera": "Camera", "conversation": "Conversation", "harness": "Tools", "ui": "Interface",
+}
+
+
+def check_gguf(path: Path) -> None:
+    """Raise ValueError naming the file unless it starts with the GGUF magic bytes."""
+    try:
+        with open(path, "rb") as fh:
+            head = fh.read(4)
+    except OSError as exc:
+        raise ValueError(f"cannot read {path}: {exc.strerror}; choose a readable .gguf file") from exc
+    if head != GGUF_MAGIC:
+        raise ValueError(f"{path} is not a GGUF model (it does not start with 'GGUF'); choose a .gguf file")
+
+
+def describe_validation(err: ValidationError) -> list[str]:
+    """One 'section.field: message' line per pydantic error."""
+    return [f"{'.'.join(str(p) for p in e['loc'])}: {e['msg']}" for e in err.errors()]
+
+
+class SettingsDialog(QDialog):
+    """Edits a copy of the settings; `settings_saved` fires after a successful save."""
+
+    settings_saved = Signal(object)  # the saved Settings
+    devices_found = Signal(list, str)  # (device names, problem) from the probe thread
+    tone_finished = Signal(str)  # message from the test-tone thread
+
+    def __init__(self, settings: Settings, parent: QWidget | None = None, settings_path: Path | None = None) -> None:
+        super().__init__(parent)
+        self.setWindowTitle("Settings")
+        self.setAccessibleName("Settings")
+        self.original = settings
+        self.settings_path = settings_path
+        self.saved: Settings | None = None
+        self.tabs = QTabWidget()
+        self.tabs.setAccessibleName("Settings sections")
+        self.forms: dict[str, SectionForm] = {}
+        pages: dict[str, QVBoxLayout] = {}
+        for section, title in _FORM_SECTIONS.items():
+            page = QWidget()
+            layout = QVBoxLayout(page)
+            form = SectionForm(getattr(settings, section), title)
+            layout.addWidget(form)
+            self.forms[section] = form
+            pages[section] = layout
+            self.tabs.addTab(page, title)
+        self._build_models_extras(pages["llm"])
+        self._build_audio_extras(pages["audio"])
+        self.tools = ToolsPage(dict(settings.harness.permissions), list(settings.harness.allowed_folders))
+        pages["harness"].addWidget(self.tools, 1)
+        self.mcp = McpPage(dict(settings.harness.mcp_servers))
+        self.tabs.addTab(self.mcp, "MCP servers")
+        self.api_keys = ApiKeysPage()
+        self.tabs.addTab(self.api_keys, "API keys")
+        self.error = QLabel()
+        self.error.setObjectName("settingsError")
+        self.error.setWordWrap(True)
+        self.error.setStyleSheet("color: #c62828")
+        self.error.setAccessibleName("Settings problems")
+        self.buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Save | QDialogButtonBox.StandardButton.Cancel)
+        self.buttons.accepted.connect(self.save)
+        self.buttons.rejected.connect(self.reject)
+        layout = QVBoxLayout(self)
+        layout.addWidget(self.tabs, 1)
+        layout.addWidget(self.error)
+        layout.addWidget(self.buttons)
+        self.resize(720, 560)
+
+    # ---- models ----------------------------------------------------------------------------------------------
+
+    def _build_models_extras(self, layout: QVBoxLayout) -> None:
+        from engine.models import all_entries
+
+        self.model_choice = QComboBox()
+        self.model_choice.setAccessibleName("Choose an installed language model")
+        self.model_choice.addItem("")
+        try:
+            self.model_choice.addItems([e.id for e in all_entries() if e.kind == "llm"])
+        except VenusError as exc:
+            self.model_choice.setToolTip(str(exc))
+        self.model_choice.textActivated.connect(lambda text: text and self.model_field.setText(text))
+        self.import_button = QPushButton("Import GGUF…")
+        self.import_button.setAccessibleName("Import a GGUF model file")
+        self.import_button.clicked.connect(self._choose_gguf)
+        row = QHBoxLayout()
+        row.addWidget(QLabel("Model"))
+        row.addWidget(self.model_choice, 1)
+        row.addWidget(self.import_button)
+        layout.insertLayout(0, row)
+        layout.addStretch(1)
+
+    @property
+    def model_field(self) -> QLineEdit:
+        """The llm.model editor."""
+        return self.forms["llm"].editors["model"]
+
+    def _choose_gguf(self) -> None:
+        path, _ = QFileDialog.getOpenFileName(self, "Import a GGUF model", "", "GGUF models (*.gguf)")
+        if path:
+            self.import_gguf(Path(path))
+
+    def import_gguf(self, path: Path) -> bool:
+        """Use a GGUF file as the model (checked for the GGUF magic); shows the problem and returns False if not."""
+        try:
+            check_gguf(path)
+        except ValueError as exc:
+            self.error.setText(str(exc))
+            return False
+        self.model_field.setText(str(path))
+        self.error.clear()
+        return True
+
+    # ---- audio -----------------------------------------------------------------------------------------------
+
+    def _build_audio_extras(self, layout: QVBoxLayout) -> None:
+        self.device_status = QLabel("Looking for audio devices…")
+        self.device_status.setAccessibleName("Audio device status")
+        self.tone_button = QPushButton("Play test tone")
+        self.tone_button.setAccessibleName("Play a test tone on the output device")
+        self.tone_button.clicked.connect(self.play_test_tone)
+        self.tone_finished.connect(self.device_status.setText)
+        self.devices_found.connect(self._fill_devices)
+        row = QHBoxLayout()
+        row.addWidget(self.tone_button)
+        row.addWidget(self.device_status, 1)
+        layout.addLayout(row)
+        layout.addStretch(1)
+        threading.Thread(target=self._probe_devices, name="venus-audio-probe", daemon=True).start()
+
+    def _probe_devices(self) -> None:
+        try:
+            import sounddevice
+
+            names = [d["name"] for d in sounddevice.query_devices()]
+            self.devices_found.emit(names, "" if names else "no audio devices found")
+        except Exception as exc:  # PortAudio missing or broken: say so, keep the dialog usable
+            self.devices_found.emit([], f"audio devices unavailable: {exc}")
+
+    def _fill_devices(self, names: list[str], problem: str) -> None:
+        for field in ("input_device", "output_device"):
+            box: QComboBox = self.forms["audio"].editors[field]
+            current = box.currentText()
+            box.clear()
+            box.addItems(["", *names])
+            box.setCurrentText(current)
+        self.device_status.setText(problem or f"{len(names)} audio devices found")
+
+    def play_test_tone(self) -> threading.Thread:
+        """Play one second of the test tone on the chosen output device, on a worker thread."""
+        values = self.forms["audio"].values()
+        thread = threading.Thread(target=self._play_tone, args=(values["output_device"], values["test_tone_hz"]),
+                                  name="venus-test-tone", daemon=True)
+        thread.start()
+        return thread
+
+    def _play_tone(self, device: str | int | None, hz: float) -> None:
+        try:
+            import sounddevice
+
+            rate = 48000
+            t = np.arange(rate) / rate
+            sounddevice.play((0.2 * np.sin(2 * np.pi * hz * t)).astype(np.float32), rate, device=device, blocking=True)
+            self.tone_finished.emit(f"Played {hz:.0f} Hz on {device or 'the default output'}")
+        except Exception as exc:
+            self.tone_finished.emit(f"Test tone failed on {device or 'the default output'}: {exc}")
+
+    # ---- save ------------------------------------------------------------------------------------------------
+
+    def collect(self) -> tuple[dict[str, Any], list[str]]:
+        """The edited settings as raw data, plus problems found before pydantic sees them."""
+        raw = self.original.model_dump()
+        for section, form in self.forms.items():
+            raw[section].update(form.values())
+        permissions, folders, problems = self.tools.values()
+        raw["harness"]["permissions"] = permissions
+        raw["harness"]["allowed_folders"] = folders
+        try:
+            raw["harness"]["mcp_servers"] = self.mcp.parsed()
+        except ValueError as exc:
+            problems.append(str(exc))
+        return raw, problems
+
+    def validated(self) -> Settings | None:
+        """The edited settings if valid; otherwise None, with every problem shown and its tab selected."""
+        raw, problems = self.collect()
+        settings = None
+        try:
+            settings = Settings.model_validate(raw)
+        except ValidationError as err:
+            problems = describe_validation(err) + problems
+        if problems:
+            self.error.setText("Not saved: " + "; ".join(problems))
+            section = problems[0].split(".", 1)[0].split(":")[0]
+            titles = {**_FORM_SECTIONS, "harness": "MCP servers" if "mcp_servers" in problems[0] else "Tools"}
+            for i in range(self.tabs.count()):
+                if self.tabs.tabText(i) == titles.get(section):
+                    self.tabs.setCurrentIndex(i)
+            return None
+        return settings
+
+    def save(self) -> bool:
+        """Validate, store secrets in the keyring, then write the file; nothing is written if any step fails."""
+        settings = self.validated()
+        if settings is None:
+            return False
+        try:
+            for provider, key in self.api_keys.entered().items():
+                set_secret(api_key_name(provider), key)
+            for provider in self.api_keys.forget - set(self.api_keys.entered()):
+                delete_secret(api_key_name(provider))
+            for name, value in self.mcp.pending_secrets.items():
+                set_secret(name, value)
+        except (SecretError, ValueError) as exc:
+            self.error.setText(f"Not saved: {exc}")
+            return False
+        self.mcp.pending_secrets.clear()
+        save_settings(settings, self.settings_path)
+        self.saved = settings
+        self.error.clear()
+        self.settings_saved.emit(settings)
+        self.accept()
+        return True

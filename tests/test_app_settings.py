@@ -1,0 +1,157 @@
+"""The settings dialog on real widgets: round trip to a real file, pydantic messages, secrets in a real keyring."""
+
+import json
+import os
+import sys
+import textwrap
+
+os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+
+import keyring  # noqa: E402
+import pytest  # noqa: E402
+from PySide6.QtWidgets import QComboBox  # noqa: E402
+
+from app.controller import TimelineController  # noqa: E402
+from app.main_window import MainWindow  # noqa: E402
+from app.secrets import SERVICE, keyring_usable  # noqa: E402
+from app.settings_dialog import SettingsDialog  # noqa: E402
+from engine.settings import Settings, load_settings  # noqa: E402
+from engine.timeline import Timeline  # noqa: E402
+
+needs_keyring = pytest.mark.skipif(
+    not keyring_usable(),
+    reason="no OS keyring backend; .ci/run starts gnome-keyring under dbus-run-session for these tests",
+)
+
+MCP_SERVER = textwrap.dedent("""
+    import json, os, sys
+    request = json.loads(sys.stdin.readline())
+    if os.environ.get("TOKEN") != "s3cret":
+        sys.exit("TOKEN env missing")
+    print(json.dumps({"jsonrpc": "2.0", "id": request["id"],
+                      "result": {"serverInfo": {"name": "tiny-files", "version": "1.0"}}}), flush=True)
+""")
+
+
+@pytest.fixture
+def dialog(qtbot, tmp_path, monkeypatch):
+    monkeypatch.setenv("VENUS_CONFIG_DIR", str(tmp_path / "config"))
+    dlg = SettingsDialog(Settings(), settings_path=tmp_path / "settings.json")
+    qtbot.addWidget(dlg)
+    return dlg
+
+
+def test_settings_round_trip_to_disk(qtbot, dialog, tmp_path):
+    forms = dialog.forms
+    forms["llm"].editors["n_ctx"].setValue(8192)
+    forms["llm"].editors["temperature"].setValue(0.2)
+    forms["conversation"].editors["assistant_name"].setText("Vega")
+    forms["ui"].editors["theme"].setCurrentText("dark")
+    forms["tts"].editors["rate"].setValue(1.25)
+    forms["camera"].editors["enabled"].setChecked(True)
+    forms["audio"].editors["input_device"].setCurrentText("3")
+    dialog.tools.add_permission("delete_files", "ask")
+    dialog.tools.add_folder(str(tmp_path))
+    dialog.mcp.editor.setPlainText(json.dumps({"files": {"command": "mcp-files", "args": ["--root", "/tmp"]}}))
+    with qtbot.waitSignal(dialog.settings_saved) as saved:
+        assert dialog.save()
+    loaded = load_settings(tmp_path / "settings.json")
+    assert loaded.problem is None
+    s = loaded.settings
+    assert s == saved.args[0]
+    assert (s.llm.n_ctx, s.llm.temperature, s.conversation.assistant_name, s.ui.theme) == (8192, 0.2, "Vega", "dark")
+    assert (s.tts.rate, s.camera.enabled, s.audio.input_device) == (1.25, True, 3)
+    assert s.harness.permissions == {"delete_files": "ask"} and s.harness.allowed_folders == [str(tmp_path)]
+    assert s.harness.mcp_servers["files"]["args"] == ["--root", "/tmp"]
+    assert s.llm.top_p == Settings().llm.top_p  # untouched fields keep their values
+
+
+def test_invalid_values_show_pydantic_messages_and_save_nothing(dialog, tmp_path):
+    dialog.forms["llm"].editors["top_p"].setValue(0.0)  # top_p must be > 0
+    dialog.tools.add_folder(str(tmp_path / "does-not-exist"))
+    assert not dialog.save()
+    message = dialog.error.text()
+    assert "llm.top_p: Input should be greater than 0" in message
+    assert "does-not-exist is not an existing folder" in message
+    assert dialog.tabs.tabText(dialog.tabs.currentIndex()) == "Models"
+    assert not (tmp_path / "settings.json").exists()
+
+
+def test_bad_mcp_json_names_the_line(dialog, tmp_path):
+    dialog.mcp.editor.setPlainText('{\n  "files": {"command": "x",}\n}')
+    assert not dialog.save()
+    assert "harness.mcp_servers: invalid JSON at line 2" in dialog.error.text()
+    dialog.mcp.editor.setPlainText('{"files": {"args": []}}')
+    assert not dialog.save()
+    assert 'harness.mcp_servers.files: needs a "command"' in dialog.error.text()
+    assert dialog.tabs.tabText(dialog.tabs.currentIndex()) == "MCP servers"
+    assert not (tmp_path / "settings.json").exists()
+
+
+def test_import_gguf_checks_the_file(dialog, tmp_path):
+    fake = tmp_path / "notes.gguf"
+    fake.write_bytes(b"PK\x03\x04 not a model")
+    assert not dialog.import_gguf(fake)
+    assert "is not a GGUF model" in dialog.error.text() and str(fake) in dialog.error.text()
+    model = tmp_path / "tiny.gguf"
+    model.write_bytes(b"GGUF" + b"\x03\x00\x00\x00" + b"\x00" * 64)
+    assert dialog.import_gguf(model)
+    assert dialog.save()
+    assert load_settings(tmp_path / "settings.json").settings.llm.model == str(model)
+
+
+def test_model_choice_lists_registry_llms(dialog):
+    choice: QComboBox = dialog.model_choice
+    ids = [choice.itemText(i) for i in range(choice.count())]
+    assert "smollm2-135m-instruct-q4_1" in ids and "whisper-tiny-en" not in ids
+
+
+def test_mcp_test_button_starts_the_server_with_its_secret(qtbot, dialog, tmp_path):
+    script = tmp_path / "tiny_server.py"
+    script.write_text(MCP_SERVER)
+    dialog.mcp.editor.setPlainText(json.dumps({"files": {"command": sys.executable, "args": [str(script)]}}))
+    with qtbot.waitSignal(dialog.mcp.test_finished, timeout=20000) as failed:
+        dialog.mcp.test_server("files")
+    assert failed.args[1] is False and "TOKEN env missing" in failed.args[2]
+    dialog.mcp.add_secret("files", "TOKEN", "s3cret")
+    assert json.loads(dialog.mcp.editor.toPlainText())["files"]["env"]["TOKEN"] == "keyring:mcp:files:TOKEN"
+    with qtbot.waitSignal(dialog.mcp.test_finished, timeout=20000) as passed:
+        dialog.mcp.test_server("files")
+    assert passed.args[1] is True and "tiny-files 1.0" in passed.args[2]
+    qtbot.waitUntil(lambda: "✔" in dialog.mcp.result.text())
+
+
+@needs_keyring
+def test_secrets_reach_the_keyring_and_never_the_file(dialog, tmp_path):
+    dialog.mcp.editor.setPlainText(json.dumps({"files": {"command": "mcp-files"}}))
+    dialog.mcp.add_secret("files", "TOKEN", "mcp-secret-value-123")
+    dialog.api_keys.fields["remote-llm"].setText("sk-test-key-456")
+    assert dialog.save(), dialog.error.text()
+    try:
+        text = (tmp_path / "settings.json").read_text()
+        assert "mcp-secret-value-123" not in text and "sk-test-key-456" not in text
+        assert json.loads(text)["harness"]["mcp_servers"]["files"]["env"]["TOKEN"] == "keyring:mcp:files:TOKEN"
+        assert keyring.get_password(SERVICE, "mcp:files:TOKEN") == "mcp-secret-value-123"
+        assert keyring.get_password(SERVICE, "api-key:remote-llm") == "sk-test-key-456"
+    finally:
+        keyring.delete_password(SERVICE, "mcp:files:TOKEN")
+        keyring.delete_password(SERVICE, "api-key:remote-llm")
+
+
+def test_saved_settings_apply_to_the_running_window_without_restart(qtbot, tmp_path, monkeypatch):
+    monkeypatch.setenv("VENUS_CONFIG_DIR", str(tmp_path / "config"))
+    timeline = Timeline()
+    controller = TimelineController(timeline)
+    window = MainWindow(Settings(), timeline, controller, settings_path=tmp_path / "settings.json")
+    qtbot.addWidget(window)
+    try:
+        window.open_settings()
+        dialog = window.settings_dialog
+        dialog.forms["conversation"].editors["assistant_name"].setText("Vega")
+        dialog.forms["ui"].editors["theme"].setCurrentText("dark")
+        assert dialog.save()
+        assert window.windowTitle() == "Vega"
+        qtbot.waitUntil(lambda: window.palette().window().color().lightness() < 80)  # the dark palette is in force
+        qtbot.waitUntil(lambda: controller.settings.conversation.assistant_name == "Vega", timeout=5000)
+    finally:
+        window.shutdown()
