@@ -45,16 +45,17 @@ class SpeechCache:
         self.folder = Path(folder) if folder else Path(tempfile.gettempdir()) / "venus-bench-speech"
         self.folder.mkdir(parents=True, exist_ok=True)
 
-    def render(self, text: str, voice: Voice) -> np.ndarray:
-        """16 kHz mono float32 speech of `text`, leading and trailing silence trimmed."""
-        key = hashlib.sha1(f"{voice.name}|{voice.words_per_minute}|{voice.pitch}|{text}".encode()).hexdigest()[:20]
+    def render(self, text: str, voice: Voice, effects: tuple[str, ...] = ()) -> np.ndarray:
+        """16 kHz mono float32 speech of `text` through optional sox `effects`, edge silence trimmed."""
+        spec = f"{voice.name}|{voice.words_per_minute}|{voice.pitch}|{' '.join(effects)}|{text}"
+        key = hashlib.sha1(spec.encode()).hexdigest()[:20]
         path = self.folder / f"{key}.wav"
         if not path.exists():
             tmp = path.with_suffix(".tmp.wav")
             espeak = subprocess.run(
                 ["espeak-ng", "-v", voice.name, "-s", str(voice.words_per_minute), "-p", str(voice.pitch),
                  "--stdout", text], capture_output=True, check=True)
-            subprocess.run(["sox", "-t", "wav", "-", "-r", str(SAMPLE_RATE), "-c", "1", "-b", "16", str(tmp)],
+            subprocess.run(["sox", "-t", "wav", "-", "-r", str(SAMPLE_RATE), "-c", "1", "-b", "16", str(tmp), *effects],
                            input=espeak.stdout, capture_output=True, check=True)
             tmp.replace(path)
         audio, rate = sf.read(path, dtype="float32")
