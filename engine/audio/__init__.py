@@ -11,6 +11,7 @@ from engine.audio.pipeline import (
     AudioSource,
     SpeechPipeline,
     SpeechTurn,
+    device_notices,
     make_synthesizer,
     make_transcriber,
 )
@@ -18,6 +19,6 @@ from engine.audio.pipeline import (
 __all__ = [
     "AudioSink", "AudioSource", "Clip", "ClipReport", "DeviceSink", "DeviceSource", "EchoCanceller", "EchoGuard",
     "EchoGuardOptions", "FileSink", "FileSource", "FrontEndStep", "Player", "PlayerOptions", "SpeechFrontEnd",
-    "SpeechPipeline", "SpeechTurn", "StreamResampler", "find_device", "make_synthesizer", "make_transcriber",
+    "SpeechPipeline", "SpeechTurn", "StreamResampler", "device_notices", "find_device", "make_synthesizer", "make_transcriber",
     "resample_clip",
 ]

@@ -11,15 +11,19 @@ import queue
 import threading
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Protocol
 
 import numpy as np
 
 from engine.asr import StreamingRecognizer, Transcriber, Transcript, WhisperOptions, WhisperTranscriber
+from engine.audio.devices import DeviceSink, DeviceSource
 from engine.audio.echo import EchoCanceller, EchoGuard, EchoGuardOptions
+from engine.audio.files import FileSink, FileSource
 from engine.audio.frontend import SpeechFrontEnd
 from engine.audio.playback import Clip, ClipReport, Player, PlayerOptions
 from engine.audio.resample import StreamResampler, resample_clip
+from engine.errors import AudioDeviceError
 from engine.models.registry import resolve
 from engine.settings import Settings
 from engine.timeline.events import (
@@ -83,8 +87,34 @@ def make_transcriber(settings: Settings) -> Transcriber:
                                              threads=settings.asr.n_threads, beam_size=settings.asr.beam_size))
 
 
+def device_notices(timeline: Timeline) -> Callable[[str, str], None]:
+    """A notice callback for DeviceSource/DeviceSink that puts a SystemNotice on the timeline."""
+
+    def notice(level: str, text: str) -> None:
+        timeline.append(SystemNotice(level=level, code=AudioDeviceError.code, text=text))
+
+    return notice
+
+
 class SpeechPipeline:
     """The speech front and back end of one conversation, writing its events to `timeline`."""
+
+    @classmethod
+    def for_devices(cls, timeline: Timeline, settings: Settings | None = None, **kwargs) -> SpeechPipeline:
+        """Mic and speakers chosen by audio.input_device / audio.output_device (None = system default)."""
+        settings = settings or Settings()
+        notice = device_notices(timeline)
+        source = DeviceSource(settings.audio.input_device, blocksize_ms=settings.audio.blocksize_ms, on_notice=notice)
+        sink = DeviceSink(settings.audio.output_device, blocksize_ms=settings.audio.blocksize_ms, on_notice=notice)
+        return cls(timeline, source, sink, settings, **kwargs)
+
+    @classmethod
+    def for_files(cls, timeline: Timeline, mic: Path, speaker: Path, settings: Settings | None = None, *,
+                  realtime: bool = True, **kwargs) -> SpeechPipeline:
+        """A WAV as the mic and a WAV as the speaker (placed on the session clock); no devices needed."""
+        source = FileSource(mic, realtime=realtime)
+        sink = FileSink(speaker, session_ms=timeline.now_ms)
+        return cls(timeline, source, sink, settings, **kwargs)
 
     def __init__(self, timeline: Timeline, source: AudioSource, sink: AudioSink, settings: Settings | None = None,
                  *, transcriber: Transcriber | None = None, synthesizer: Synthesizer | None = None,
