@@ -85,3 +85,12 @@ def make_harness(allowed: list[Path] | None = None, *, extra_tools: tuple[Tool, 
     harness = Harness(config, timeline.append, extra_tools=extra_tools, store_path=store_path)
     timeline.subscribe(harness.on_timeline_event)
     return harness, timeline
+
+
+def crash_test_tools(markers: Path) -> tuple[Tool, ...]:
+    """The tools the crash test's child and its restarted parent both register."""
+    return (
+        counting_tool("count_slowly", idempotent=True, marker_dir=markers),
+        counting_tool("send_slowly", idempotent=False, marker_dir=markers),
+        counting_tool("careful_count", permission=Permission.ASK, marker_dir=markers),
+    )
