@@ -173,11 +173,3 @@ def extractive_summary(previous: str, dropped: Sequence[ChatMessage], limit: int
         parts.append(f"{who}: {first}")
     text = " | ".join(parts)
     return text if len(text) <= limit else "…" + text[-(limit - 1):]
-
-
-def split_for_overflow(events: Sequence[ev.Event], keep_from_index: int) -> int:
-    """The seq of the last event before a user turn at or after `keep_from_index`, so turns are dropped whole."""
-    for i in range(max(keep_from_index, 1), len(events)):
-        if isinstance(events[i], ev.AsrFinal | ev.UserText) and not isinstance(events[i - 1], ev.AsrFinal | ev.UserText):
-            return events[i - 1].seq
-    return events[-1].seq if events else -1

@@ -24,7 +24,6 @@ from engine.llm.context import (
     extractive_summary,
     last_interrupted,
     render_messages,
-    split_for_overflow,
 )
 from engine.llm.control import (
     ToolSpec,
@@ -95,6 +94,7 @@ class AssistantTurn:
         self._heard: str | None = None
         self._stream_lock = threading.Lock()
         self._stream: Any = None
+        self._actions: tuple[ev.Action, ...] | None = None
 
     def chunks(self) -> Iterator[str]:
         """Clause chunks for TTS as they complete; ends when the turn ends."""
@@ -173,13 +173,17 @@ class Conversation:
 
     # ---- turns --------------------------------------------------------------------------------------------
 
-    def respond(self, turn_id: str | None = None) -> AssistantTurn:
-        """Start an assistant turn on its own thread: decision, then the streamed answer."""
+    def respond(self, turn_id: str | None = None, actions: Sequence[ev.Action] | None = None) -> AssistantTurn:
+        """Start an assistant turn on its own thread: decision, then the streamed answer.
+
+        `actions` narrows what the model may decide this turn (e.g. only DELEGATE after a tool button).
+        """
         with self._lock:
             if self._current is not None and not self._current.done.is_set():
                 self._current.cancel()
                 self._current.done.wait(10)
             turn = AssistantTurn(turn_id or uuid.uuid4().hex[:12])
+            turn._actions = tuple(actions) if actions else None
             self._current = turn
         threading.Thread(target=self._run_turn, args=(turn,), name=f"venus-turn-{turn.turn_id}", daemon=True).start()
         return turn
@@ -278,6 +282,8 @@ class Conversation:
     def _decide(self, turn: AssistantTurn) -> ev.ControlDecision | None:
         can_resume = last_interrupted(self.timeline.events()) is not None
         actions = allowed_actions(self.tools, can_resume=can_resume)
+        if turn._actions is not None:
+            actions = tuple(a for a in actions if a in turn._actions) or (ev.Action.RESPOND,)
         request = GenerateRequest(
             max_tokens=self.options.decision_max_tokens, temperature=0.0, stop=("\n",),
             grammar=decision_grammar(self.tools, actions), json_schema=decision_schema(self.tools, actions),
@@ -326,29 +332,40 @@ class Conversation:
         return self._count(messages) <= self._budget()
 
     def _trim(self, events: list[ev.Event]) -> list[ChatMessage]:
-        """Fold the oldest whole turns into a Summary event until the rest fills at most overflow_target."""
-        target = int(self._budget() * self.options.overflow_target)
+        """Fold the oldest whole turns into a Summary event until the rest fills at most overflow_target.
+
+        The newest user turn is always kept; if even that does not fit, the summary is shortened.
+        """
+        budget = self._budget()
+        target = int(budget * self.options.overflow_target)
         previous = next((e for e in reversed(events) if isinstance(e, ev.Summary)), None)
         start = previous.covers_until_seq + 1 if previous is not None else 0
         first = next((i for i, e in enumerate(events) if e.seq >= start), len(events))
         render = self.options.render
-        cuts = sorted({split_for_overflow(events, i) for i in _user_turn_starts(events, first + 1)} | {events[-1].seq})
+        cuts = sorted({events[i - 1].seq for i in _user_turn_starts(events, first + 1)})
+        if not cuts:
+            cuts = [start - 1]  # nothing new to fold: only the summary can shrink
+        candidate: ev.Summary | None = None
         for cut_seq in cuts:
             dropped = render_messages([e for e in events if start <= e.seq <= cut_seq], self.tools, render)[1:]
             text = self.summarize(previous.text if previous is not None else "", dropped)
             candidate = ev.Summary(text=text, covers_until_seq=cut_seq)
-            messages = render_messages([*events, candidate], self.tools, render)
-            if self._count(messages) <= target or cut_seq >= events[-1].seq:
-                if self._count(messages) > self._budget():
-                    raise BackendError(
-                        f"even the system prompt and the newest turn need {self._count(messages)} tokens, "
-                        f"more than the {self._budget()} the window leaves",
-                        fix="raise llm.n_ctx or shorten llm.system_prompt in settings",
-                    )
-                self.timeline.append(candidate)
-                log.info("context overflow: turns up to seq %d folded into the summary", cut_seq)
-                return render_messages(self.timeline.events(), self.tools, render)
-        raise BackendError("the context cannot be trimmed to fit", fix="raise llm.n_ctx in settings")
+            if self._count(render_messages([*events, candidate], self.tools, render)) <= target:
+                break
+        assert candidate is not None
+        while self._count(render_messages([*events, candidate], self.tools, render)) > budget:
+            if not candidate.text:
+                raise BackendError(
+                    f"the system prompt and the newest user turn alone need more than the {budget} tokens "
+                    "the window leaves",
+                    fix="raise llm.n_ctx or shorten llm.system_prompt in settings",
+                )
+            keep = len(candidate.text) // 2
+            shorter = "…" + candidate.text[-keep:] if keep > 20 else ""
+            candidate = ev.Summary(text=shorter, covers_until_seq=candidate.covers_until_seq)
+        self.timeline.append(candidate)
+        log.info("context overflow: turns up to seq %d folded into the summary", candidate.covers_until_seq)
+        return render_messages(self.timeline.events(), self.tools, render)
 
 
 def _user_turn_starts(events: Sequence[ev.Event], begin: int) -> list[int]:

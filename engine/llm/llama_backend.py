@@ -114,6 +114,7 @@ class LlamaBackend:
             eos_token=self._model.token_get_text(eos_id) if eos_id >= 0 else "",
         )
         self._evaluated: list[int] = []  # tokens in the KV cache, in position order
+        self.decode_steps = 0  # generated tokens decoded so far (one per step of the decode loop)
         self._logits_at = -1  # position whose logits llama_get_logits_ith(-1) currently holds
         self._special_cache: dict[str, list[int]] = {}
         self._content_cache: OrderedDict[str, list[int]] = OrderedDict()
@@ -421,6 +422,7 @@ class LlamaBackend:
                     self._logits_at = -1
                     raise BackendError(f"llama_decode failed with code {rc} at position {pos}")
                 self._evaluated.append(token)
+                self.decode_steps += 1
                 finish.tokens.append(token)
                 self._logits_at = pos
             if finish.reason != "stop":
