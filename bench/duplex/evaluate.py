@@ -33,7 +33,7 @@ CONTINUATION_CATEGORIES = ("backchannel", "talking_to_others", "background_speec
 class EvaluatorOptions:
     """Thresholds of the timing judge."""
 
-    speech_threshold_db: float = -45.0  # frame RMS (dBFS) above which output.wav holds speech
+    speech_threshold_db: float = -50.0  # frame RMS (dBFS) above which output.wav holds speech
     frame_ms: int = 20  # VAD frame
     min_segment_s: float = 0.08  # shorter bursts are clicks, not speech
     merge_gap_s: float = 0.25  # gaps inside a word or between words are bridged

@@ -2,7 +2,8 @@
 
 `ideal` answers 0.5 s after each turn end, waits through pauses, stops 0.25 s into an interruption and answers
 0.5 s after it, and talks straight through backchannels, speech to others and background speech.
-`naive` is a plain VAD turn-taker: it answers after any 0.5 s of silence and stops for any overlapping speech.
+`naive` is a plain VAD turn-taker: it answers 1 s after the user goes quiet (0.5 s of silence, then 0.5 s to
+generate) and stops for any overlapping speech.
 They check the evaluator end to end and bracket what a real system scores.
 """
 
@@ -24,6 +25,7 @@ SHORT_ANSWER = "Sure. Here is a short answer to that."
 RESPONSE_GAP_S = 0.5  # ideal response latency
 STOP_AFTER_S = 0.25  # ideal stop latency
 NAIVE_SILENCE_S = 0.5  # the naive responder's end-of-turn silence
+NAIVE_THINK_S = 0.5  # and its time to generate the first audio after that
 
 
 class _Writer:
@@ -71,7 +73,7 @@ def naive_output(meta: dict, cache: SpeechCache) -> np.ndarray:
     for i, (_, end) in enumerate(spans):
         if end < t:
             continue  # this speech overlapped Venus; handled when Venus stopped
-        start_talk = end + NAIVE_SILENCE_S
+        start_talk = end + NAIVE_SILENCE_S + NAIVE_THINK_S
         next_user = next((s for s, _ in spans[i + 1 :] if s > start_talk), None)
         stop = None if next_user is None else next_user + STOP_AFTER_S
         w.speak(start_talk, stop, long=True)
