@@ -48,6 +48,7 @@ class SyncStats:
     removed: int = 0
     evaluated: int = 0
     total: int = 0
+    cancelled: bool = False  # cancel() stopped the evaluation part-way; the next sync continues from there
 
 
 @dataclass

@@ -118,8 +118,9 @@ class LlamaBackend:
         self._logits_at = -1  # position whose logits llama_get_logits_ith(-1) currently holds
         self._special_cache: dict[str, list[int]] = {}
         self._content_cache: OrderedDict[str, list[int]] = OrderedDict()
-        self._abort = threading.Event()
-        self._abort_callback = llama_cpp.ggml_abort_callback(lambda _data: self._abort.is_set())
+        self._abort = threading.Event()  # set by cancel(): stops whatever the worker is evaluating
+        self._job_cancel: threading.Event | None = None  # the running generation's own cancel flag
+        self._abort_callback = llama_cpp.ggml_abort_callback(self._should_abort)
         self._piece_buffer = ctypes.create_string_buffer(256)
         self._streams: set[TokenStream] = set()
         self._streams_lock = threading.Lock()
@@ -132,7 +133,7 @@ class LlamaBackend:
 
     def sync(self, messages: Sequence[ChatMessage], *, evaluate: bool = True) -> SyncStats:
         """Make the KV cache hold `messages`: keep the common prefix, drop the rest, evaluate the new suffix."""
-        return self._call(lambda: self._sync_tokens(self.context_tokens(messages), evaluate=evaluate))
+        return self._call(lambda: self._sync_job(self.context_tokens(messages), evaluate))
 
     def generate(self, messages: Sequence[ChatMessage], request: GenerateRequest) -> TokenStream:
         """Stream a continuation; a trailing assistant message is continued, otherwise a new turn is opened."""
@@ -190,7 +191,7 @@ class LlamaBackend:
 
     def sync_tokens(self, tokens: Sequence[int], *, evaluate: bool = True) -> SyncStats:
         """Low level: make the KV cache hold exactly `tokens` (prefix reuse as in `sync`)."""
-        return self._call(lambda: self._sync_tokens(list(tokens), evaluate=evaluate))
+        return self._call(lambda: self._sync_job(list(tokens), evaluate))
 
     def generate_from_tokens(self, tokens: Sequence[int], request: GenerateRequest) -> TokenStream:
         """Low level: stream a continuation of exactly `tokens`."""
@@ -282,6 +283,15 @@ class LlamaBackend:
 
     # ---- KV cache ---------------------------------------------------------------------------------------
 
+    def _sync_job(self, tokens: list[int], evaluate: bool) -> SyncStats:
+        self._abort.clear()
+        kept_before = _common_prefix(self._evaluated, tokens)
+        try:
+            return self._sync_tokens(tokens, evaluate=evaluate)
+        except _Cancelled:
+            kept = min(kept_before, len(self._evaluated))
+            return SyncStats(kept=kept, evaluated=len(self._evaluated) - kept, total=len(tokens), cancelled=True)
+
     def _sync_tokens(self, tokens: list[int], *, evaluate: bool) -> SyncStats:
         if len(tokens) >= self.n_ctx:
             raise BackendError(
@@ -303,9 +313,12 @@ class LlamaBackend:
             stats.evaluated = len(tokens) - keep
         return stats
 
+    def _should_abort(self, _data: object) -> bool:
+        job = self._job_cancel
+        return self._abort.is_set() or (job is not None and job.is_set())
+
     def _evaluate(self, tokens: list[int]) -> None:
         """Decode tokens after the cache in chunks of n_batch; abortable between graph nodes."""
-        self._abort.clear()
         llama_cpp.llama_set_abort_callback(self._ctx.ctx, self._abort_callback, None)
         try:
             step = self.options.n_batch
@@ -352,6 +365,8 @@ class LlamaBackend:
         finish = FinishInfo()
         error: BaseException | None = None
         start = 0
+        self._abort.clear()
+        self._job_cancel = stream.cancelled
         try:
             if stream.cancelled.is_set():
                 raise _Cancelled()
@@ -363,6 +378,8 @@ class LlamaBackend:
         except BaseException as exc:
             finish.reason = f"error: {exc}"
             error = exc
+        finally:
+            self._job_cancel = None
         if open_content is not None and finish.reason in ("complete", "max_tokens", "stop"):
             # so that the finished turn, rendered again, maps onto the tokens already in the cache
             body = self._evaluated[len(tokens) - len(self._content_tokens(open_content)):] if start else []
