@@ -22,7 +22,13 @@ from engine.vision.faces import (
     FaceDetectorOptions,
 )
 from engine.vision.frames import FrameStore
-from engine.vision.multimodal import CHAT_HANDLERS, MultimodalModel, MultimodalOptions, guess_chat_format
+from engine.vision.multimodal import (
+    CHAT_HANDLERS,
+    MultimodalModel,
+    MultimodalOptions,
+    context_images,
+    guess_chat_format,
+)
 from engine.vision.ocr import OcrOptions, OcrResult, RapidTextReader, TextLine, TextReader, normalise_text
 from engine.vision.perception import FrameFacts, PerceptionOptions, VisionPerception
 from engine.vision.sampling import FrameSampler, SampleTrigger, SamplingOptions
@@ -64,6 +70,7 @@ __all__ = [
     "VisionService",
     "addressee_cue",
     "assess_faces",
+    "context_images",
     "describe_observation",
     "guess_chat_format",
     "is_facing",

@@ -8,11 +8,14 @@ from __future__ import annotations
 
 import base64
 import threading
+from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from engine.errors import BackendError, ConfigError, ModelCorrupt, ModelNotFound
+from engine.timeline.events import Event, VideoObservation
+from engine.vision.frames import FrameStore
 
 GGUF_MAGIC = b"GGUF"
 
@@ -102,6 +105,24 @@ def _resolve(model: str) -> Path:
 def image_data_uri(jpeg: bytes) -> str:
     """A JPEG as a data: URI, the form llama-cpp-python's chat handlers accept for images."""
     return "data:image/jpeg;base64," + base64.b64encode(jpeg).decode("ascii")
+
+
+def context_images(events: Iterable[Event], frames: FrameStore, max_images: int = 2) -> list[tuple[int, str]]:
+    """(seq, data URI) of the newest frames still held for observations among `events`, oldest first.
+
+    The context builder puts each image where its VideoObservation sits on the timeline.
+    """
+    if max_images < 1:
+        raise ValueError(f"max_images must be at least 1, got {max_images}")
+    found: list[tuple[int, str]] = []
+    for event in reversed(list(events)):
+        if isinstance(event, VideoObservation) and event.frame_ref:
+            jpeg = frames.jpeg(event.frame_ref)
+            if jpeg is not None:
+                found.append((event.seq, image_data_uri(jpeg)))
+                if len(found) == max_images:
+                    break
+    return found[::-1]
 
 
 class MultimodalModel:

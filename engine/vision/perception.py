@@ -32,6 +32,9 @@ class PerceptionOptions:
         {SampleTrigger.SCENE_CHANGE, SampleTrigger.REQUEST}
     )  # OCR costs ~0.4 s
     keep_frames: bool = False  # put observed frames in the FrameStore (a multimodal model or opt-in storage)
+    observe_scene_changes: bool = (
+        False  # every new scene becomes an observation (so a multimodal model sees it)
+    )
 
     def __post_init__(self) -> None:
         unknown = set(self.ocr_triggers) - set(SampleTrigger)
@@ -112,7 +115,8 @@ class VisionPerception:
             if current and normalise_text(current) != normalise_text(self.last_text):
                 new_text = current
             self.last_text = current
-        if not (attention_changed or new_text or force):
+        new_scene = self.options.observe_scene_changes and trigger == SampleTrigger.SCENE_CHANGE
+        if not (attention_changed or new_text or new_scene or force):
             return None
         state = self.tracker.state
         assert state is not None  # update() always sets it

@@ -78,7 +78,11 @@ class VisionService:
                 facing_max_yaw_deg=settings.facing_max_yaw_deg, away_after_s=settings.away_after_s
             ),
             frames=self.frames,
-            options=PerceptionOptions(ocr_enabled=settings.ocr_enabled, keep_frames=keep),
+            options=PerceptionOptions(
+                ocr_enabled=settings.ocr_enabled,
+                keep_frames=keep,
+                observe_scene_changes=self.multimodal is not None,
+            ),
         )
         sampler = FrameSampler(
             SamplingOptions(
