@@ -7,6 +7,7 @@ import shutil
 import subprocess
 import sys
 import threading
+import time
 from pathlib import Path
 from typing import Any
 
@@ -58,6 +59,20 @@ def write_clipboard(text: str) -> None:
         raise ToolError(f"{argv[0]} could not write the clipboard: {exc}") from exc
     if proc.returncode != 0:
         raise ToolError(f"{argv[0]} could not write the clipboard (exit {proc.returncode})")
+    if argv[0] in ("xclip", "xsel"):
+        _wait_until_owned(text)
+
+
+def _wait_until_owned(text: str, timeout_s: float = 3.0) -> None:
+    """xclip/xsel take the X selection in a forked child; wait until a read returns what was written."""
+    read_argv, _ = _clipboard_commands()
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        done = subprocess.run(read_argv, capture_output=True, timeout=5, check=False)
+        if done.stdout.decode("utf-8", errors="replace") == text:
+            return
+        time.sleep(0.05)
+    raise ToolError(f"{read_argv[0]} did not take over the clipboard within {timeout_s:g} s")
 
 
 class _Ocr:
@@ -89,7 +104,7 @@ def screenshot_text(monitor: int = 1, ctx: ToolContext | None = None) -> dict[st
     import numpy as np
 
     try:
-        with mss.mss() as grabber:
+        with (getattr(mss, "MSS", None) or mss.mss)() as grabber:  # mss 10 renamed the class
             if monitor >= len(grabber.monitors):
                 raise ToolError(f"there is no monitor {monitor}; this desktop has {len(grabber.monitors) - 1}")
             shot = grabber.grab(grabber.monitors[monitor])
