@@ -38,3 +38,23 @@ def test_bad_options_are_rejected():
         OcrOptions(min_confidence=1.5)
     with pytest.raises(ValueError, match="threads"):
         OcrOptions(threads=0)
+
+
+def test_importing_vision_after_rapidocr_leaves_qt_alone():
+    """rapidocr pulls the non-headless OpenCV wheel, which points QT_QPA_* at its own Qt5 plugins on import."""
+    import subprocess
+    import sys
+
+    code = (
+        "import os, sys, rapidocr_onnxruntime, engine.vision; "
+        "print(os.environ.get('QT_QPA_PLATFORM_PLUGIN_PATH', 'unset'), os.environ.get('QT_QPA_FONTDIR', 'unset')); "
+        "print(any(name.startswith('PySide6') for name in sys.modules))"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code],
+        capture_output=True,
+        text=True,
+        check=True,
+        env={"PATH": "/usr/bin:/bin"},
+    )
+    assert out.stdout.split() == ["unset", "unset", "False"], out.stdout + out.stderr
