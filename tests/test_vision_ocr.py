@@ -40,21 +40,28 @@ def test_bad_options_are_rejected():
         OcrOptions(threads=0)
 
 
-def test_importing_vision_after_rapidocr_leaves_qt_alone():
-    """rapidocr pulls the non-headless OpenCV wheel, which points QT_QPA_* at its own Qt5 plugins on import."""
+def test_importing_vision_drops_opencvs_qt_variables_but_keeps_the_users():
+    """rapidocr requires the non-headless OpenCV wheel, whose import points QT_QPA_* at its bundled Qt5 plugins.
+
+    That is simulated here (the headless wheel may be the one installed) by setting the variables to a path
+    inside OpenCV's package, as its config does; a user's own value elsewhere must survive.
+    """
+    import os
     import subprocess
     import sys
 
+    import cv2
+
+    cv2_dir = os.path.dirname(os.path.abspath(cv2.__file__))
     code = (
         "import os, sys, rapidocr_onnxruntime, engine.vision; "
         "print(os.environ.get('QT_QPA_PLATFORM_PLUGIN_PATH', 'unset'), os.environ.get('QT_QPA_FONTDIR', 'unset')); "
         "print(any(name.startswith('PySide6') for name in sys.modules))"
     )
-    out = subprocess.run(
-        [sys.executable, "-c", code],
-        capture_output=True,
-        text=True,
-        check=True,
-        env={"PATH": "/usr/bin:/bin"},
-    )
-    assert out.stdout.split() == ["unset", "unset", "False"], out.stdout + out.stderr
+    env = {
+        "PATH": "/usr/bin:/bin",
+        "QT_QPA_PLATFORM_PLUGIN_PATH": os.path.join(cv2_dir, "qt", "plugins"),
+        "QT_QPA_FONTDIR": "/usr/share/fonts",
+    }
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, env=env)
+    assert out.stdout.split() == ["unset", "/usr/share/fonts", "False"], out.stdout + out.stderr
