@@ -8,7 +8,7 @@ from typing import Any, Literal
 
 Reply = Literal["yes", "no", "cancel"]
 
-# Whole-utterance cancel phrases come first: "no, stop looking" is a cancel, not just a "no".
+# Cancel phrases are checked first: "no, stop looking" is a cancel, not just a "no".
 _CANCEL = re.compile(
     r"\b(never ?mind|nevermind|forget (it|that|about it)|stop (looking|searching|that|it|the task|everything)"
     r"|cancel( (it|that|this|the (task|search|timer|request)))?|abort|don'?t bother|call it off)\b"
@@ -21,25 +21,35 @@ _YES = re.compile(
     r"^(yes|yeah|yep|yup|sure|ok|okay|go ahead|do it|please do|confirm(ed)?|approved?|affirmative"
     r"|of course|alright|all right|fine|sounds good|absolutely|definitely|go for it)\b"
 )
+_LEAD_IN = re.compile(r"^(no|nope|ok|okay|yes|yeah|please|actually|oh)\s+")  # "no stop looking" (ASR drops commas)
 _FILLER = re.compile(r"^(uh|um|hmm|well|oh|so|and|but|hey|venus)\b[\s,]*")
 
 
-def interpret_reply(text: str) -> Reply | None:
-    """Classify a transcript as a yes, a no or a cancel of background work; None when it is none of them."""
-    words = re.sub(r"[^a-z' ]+", " ", text.lower().replace("’", "'"))
-    words = re.sub(r"\s+", " ", words).strip()
+def _strip_fillers(clause: str) -> str:
+    clause = re.sub(r"\s+", " ", clause).strip()
     while True:
-        trimmed = _FILLER.sub("", words, count=1).strip()
-        if trimmed == words:
-            break
-        words = trimmed
-    if not words:
+        trimmed = _FILLER.sub("", clause, count=1).strip()
+        if trimmed == clause:
+            return clause
+        clause = trimmed
+
+
+def interpret_reply(text: str) -> Reply | None:
+    """Classify a transcript as a yes, a no or a cancel of background work; None when it is none of them.
+
+    A cancel phrase counts only at the start of a clause ("no, stop looking"), so a question that merely
+    mentions cancelling ("is it okay to cancel my gym membership?") is not one.
+    """
+    lowered = text.lower().replace("’", "'")
+    clauses = [_strip_fillers(re.sub(r"[^a-z' ]+", " ", c)) for c in re.split(r"[.,!?;:]+", lowered)]
+    clauses = [c for c in clauses if c]
+    if not clauses:
         return None
-    if _CANCEL.search(words):
+    if any(_CANCEL.match(c) or _CANCEL.match(_LEAD_IN.sub("", c)) for c in clauses):
         return "cancel"
-    if _NO.match(words):
+    if _NO.match(clauses[0]):
         return "no"
-    if _YES.match(words):
+    if _YES.match(clauses[0]):
         return "yes"
     return None
 

@@ -10,7 +10,11 @@ from typing import Any
 from engine.settings import HarnessSettings
 from engine.timeline import Timeline
 from engine.timeline.events import (
-    DelegationCancelled, DelegationFailed, DelegationResult, Event, Kind,
+    DelegationCancelled,
+    DelegationFailed,
+    DelegationResult,
+    Event,
+    Kind,
 )
 from harness import Harness, Permission, Tool, ToolContext, ToolOutput, ToolSpec
 

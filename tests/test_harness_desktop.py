@@ -47,7 +47,7 @@ def test_clipboard_write_then_read_through_the_real_x_selection(xdisplay):
         if shutil.which("xclip"):  # an independent reader sees what the tool wrote
             outside = subprocess.run(["xclip", "-selection", "clipboard", "-o"], capture_output=True, timeout=10)
             assert outside.stdout.decode() == text
-            subprocess.run(["xclip", "-selection", "clipboard", "-i"], input="from another app".encode(),
+            subprocess.run(["xclip", "-selection", "clipboard", "-i"], input=b"from another app",
                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, timeout=10, check=True)
             wait_until(lambda: subprocess.run(["xclip", "-selection", "clipboard", "-o"], capture_output=True,
                                               timeout=10).stdout == b"from another app", what="xclip to own it")

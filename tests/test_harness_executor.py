@@ -12,8 +12,17 @@ from harness_support import counting_tool, make_harness, stubborn_tool, task_eve
 
 from engine import paths
 from engine.timeline.events import (
-    AsrFinal, AssistantTurnEnd, ConfirmationAnswered, ConfirmationRequested, DelegationCancelled,
-    DelegationDispatched, DelegationFailed, DelegationProgress, DelegationResult, Kind, UserText,
+    AsrFinal,
+    AssistantTurnEnd,
+    ConfirmationAnswered,
+    ConfirmationRequested,
+    DelegationCancelled,
+    DelegationDispatched,
+    DelegationFailed,
+    DelegationProgress,
+    DelegationResult,
+    Kind,
+    UserText,
 )
 from harness import Permission, TaskState
 

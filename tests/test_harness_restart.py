@@ -11,7 +11,11 @@ from pathlib import Path
 from harness_support import crash_test_tools, make_harness, task_events, wait_final, wait_until
 
 from engine.timeline.events import (
-    ConfirmationRequested, DelegationDispatched, DelegationFailed, DelegationProgress, DelegationResult,
+    ConfirmationRequested,
+    DelegationDispatched,
+    DelegationFailed,
+    DelegationProgress,
+    DelegationResult,
     SystemNotice,
 )
 from harness import TaskState, TaskStore

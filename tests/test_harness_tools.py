@@ -11,7 +11,13 @@ from pathlib import Path
 import pytest
 from harness_support import make_harness, task_events, wait_final, wait_until
 
-from engine.timeline.events import ConfirmationRequested, DelegationFailed, DelegationResult, Kind, ReminderFired
+from engine.timeline.events import (
+    ConfirmationRequested,
+    DelegationFailed,
+    DelegationResult,
+    Kind,
+    ReminderFired,
+)
 from harness.builtin import calculate, convert
 from harness.tool import InvalidArguments
 
