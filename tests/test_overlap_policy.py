@@ -31,7 +31,8 @@ def test_interruptions_stop_at_once(words: str) -> None:
     assert verdict.kind == OverlapKind.INTERRUPTION and verdict.stop and not verdict.provisional, verdict.reason
 
 
-@pytest.mark.parametrize("words", ["Uh-huh.", "Yeah.", "Mm-hmm", "Okay", "Oh wow.", "I see.", "Right, right."])
+@pytest.mark.parametrize("words", ["Uh-huh.", "Uh -huh.", "Mm -mm.", "Yeah.", "Mm-hmm", "Okay", "Oh wow.", "I see.",
+                                   "Right, right."])
 def test_backchannels_keep_going(words: str) -> None:
     verdict = decide(words, elapsed=450, active=False, final=True)
     assert verdict.kind == OverlapKind.BACKCHANNEL and not verdict.stop, verdict.reason
@@ -68,10 +69,21 @@ def test_facing_the_screen_with_a_request_is_an_interruption() -> None:
     assert decide("what time is it", facing_screen=True).kind == OverlapKind.INTERRUPTION
 
 
-@pytest.mark.parametrize("acoustics", [dict(speaker_similarity=0.1), dict(loudness_db=-20.0)])
-def test_other_voices_and_quiet_speech_are_background(acoustics: dict) -> None:
-    verdict = decide("and now the weather for the weekend", elapsed=120, **acoustics)
+@pytest.mark.parametrize(("acoustics", "elapsed"), [(dict(speaker_similarity=0.1), 1200), (dict(loudness_db=-20.0), 120)])
+def test_other_voices_and_quiet_speech_are_background(acoustics: dict, elapsed: int) -> None:
+    verdict = decide("and now the weather for the weekend", elapsed=elapsed, **acoustics)
     assert verdict.kind == OverlapKind.BACKGROUND, verdict.reason
+
+
+def test_speaker_similarity_from_too_little_speech_is_ignored() -> None:
+    verdict = decide("what about tomorrow", elapsed=300, speaker_similarity=0.05)
+    assert verdict.kind == OverlapKind.INTERRUPTION, verdict.reason
+
+
+def test_the_other_person_answering_the_user_is_part_of_the_side_conversation() -> None:
+    context = ConversationContext(speaking_text="The tower is", side_conversation=True)
+    assert decide("Sure, in a minute.", context=context, active=False, final=True).kind == OverlapKind.OTHER_ADDRESSEE
+    assert decide("Venus, go on", context=context).kind == OverlapKind.INTERRUPTION
 
 
 def test_venus_own_words_are_echo() -> None:
@@ -123,7 +135,8 @@ def test_backchannel_score() -> None:
 
 @pytest.mark.parametrize("kwargs", [dict(deadline_ms=10), dict(sensitivity=1.5), dict(same_speaker_threshold=0),
                                     dict(background_level_db=3), dict(backchannel_max_ms=50),
-                                    dict(interruption_min_words=0), dict(echo_word_overlap=0)])
+                                    dict(interruption_min_words=0), dict(echo_word_overlap=0),
+                                    dict(min_speaker_ms=-1)])
 def test_bad_options_are_refused(kwargs: dict) -> None:
     with pytest.raises(ValueError):
         OverlapOptions(**kwargs)

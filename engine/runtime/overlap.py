@@ -20,7 +20,7 @@ _TOKEN = re.compile(r"[a-z0-9'-]+")
 
 # Short listener responses that do not claim the floor (single words and two-word phrases).
 BACKCHANNELS = frozenset(
-    "yeah yes yep yup uh-huh uhhuh mhm mm-hmm mmhmm mm hmm hm okay ok right sure wow oh ah cool nice alright "
+    "yeah yes yep yup uh-huh uhhuh mhm mm-hmm mm-mm mmhmm mm mmm mmmm hmm hm okay ok right sure wow oh ah cool nice alright "
     "really exactly true totally great interesting huh uh um aha ha".split()
 ) | frozenset({"i see", "got it", "makes sense", "of course", "go on", "i know", "oh wow", "all right",
                "that's right", "fair enough", "no way", "oh nice", "oh really", "thank you", "thanks"})
@@ -42,7 +42,8 @@ class OverlapOptions:
 
     deadline_ms: int = 300  # the policy commits to a verdict by this time after speech onset
     sensitivity: float = 0.5  # settings.conversation.duplex_sensitivity: higher yields sooner
-    same_speaker_threshold: float = 0.45  # speaker similarity below this is someone other than the user
+    same_speaker_threshold: float = 0.2  # speaker similarity below this is someone other than the user
+    min_speaker_ms: int = 1000  # similarity from less speech than this is too noisy to act on
     background_level_db: float = -12.0  # speech this far below the user's calibrated level is background
     backchannel_max_ms: int = 1200  # a backchannel is shorter than this
     interruption_min_words: int = 3  # this many non-backchannel words from the user claim the floor
@@ -57,6 +58,8 @@ class OverlapOptions:
             raise ValueError(f"same_speaker_threshold must be within (0, 1), got {self.same_speaker_threshold}")
         if self.background_level_db >= 0:
             raise ValueError(f"background_level_db must be negative, got {self.background_level_db}")
+        if self.min_speaker_ms < 0:
+            raise ValueError(f"min_speaker_ms must be >= 0, got {self.min_speaker_ms}")
         if self.backchannel_max_ms < 200:
             raise ValueError(f"backchannel_max_ms must be >= 200, got {self.backchannel_max_ms}")
         if self.interruption_min_words < 1:
@@ -95,6 +98,7 @@ class ConversationContext:
     speaking_text: str = ""  # the sentence Venus is speaking now (echo and question checks)
     other_names: tuple[str, ...] = ()  # people the user mentioned earlier ("my wife Anna")
     user_name: str = ""  # settings.conversation.user_name
+    side_conversation: bool = False  # the previous overlap, moments ago, was the user talking to someone else
 
 
 @dataclass(frozen=True)
@@ -127,7 +131,8 @@ class OverlapVerdict:
 
 
 def _tokens(text: str) -> list[str]:
-    return _TOKEN.findall(text.lower())
+    # whisper writes "Uh -huh." and "Mm -mm.": loose hyphens are not part of the word
+    return [t for t in (raw.strip("-'") for raw in _TOKEN.findall(text.lower())) if t]
 
 
 def _phrases(tokens: list[str]) -> set[str]:
@@ -192,7 +197,8 @@ class OverlapPolicy:
             return verdict(OverlapKind.ECHO, f"the mic hears Venus's own words (echo {s['echo']:.2f})")
         if s["assistant_named"]:
             return verdict(OverlapKind.INTERRUPTION, f"the user said the assistant's name ({context.assistant_name})")
-        not_user = f.speaker_similarity is not None and f.speaker_similarity < o.same_speaker_threshold
+        not_user = (f.speaker_similarity is not None and f.speaker_similarity < o.same_speaker_threshold
+                    and f.elapsed_ms >= o.min_speaker_ms)
         quiet = f.loudness_db is not None and f.loudness_db < o.background_level_db
         if not_user or quiet:
             why = "a voice unlike the enrolled user's" if not_user else f"{f.loudness_db:.0f} dB below the user's level"
@@ -207,6 +213,8 @@ class OverlapPolicy:
             return verdict(OverlapKind.INTERRUPTION, f"a stop cue in {f.words!r}")
         if s["other_named"]:
             return verdict(OverlapKind.OTHER_ADDRESSEE, f"addressed to someone else by name in {f.words!r}")
+        if context.side_conversation:
+            return verdict(OverlapKind.OTHER_ADDRESSEE, f"the side conversation goes on: {f.words!r}")
         if s["backchannel"] >= 0.99 and s["words"] <= 3:
             if s["asked_question"]:
                 return verdict(OverlapKind.INTERRUPTION, f"{f.words!r} answers the question Venus asked")
