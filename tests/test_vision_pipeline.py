@@ -73,6 +73,8 @@ def test_scenes_become_observations_in_order_and_at_their_time(tmp_path: Path, d
         preview_threads.add(threading.current_thread().name)
 
     service.add_preview_callback(on_preview)
+    sink_shapes: list[tuple[int, ...]] = []
+    service.add_frame_sink(lambda frame: sink_shapes.append(frame.shape))
     assert service.active_mode == "presence and text reading (OCR)"
     service.start()
     try:
@@ -85,6 +87,7 @@ def test_scenes_become_observations_in_order_and_at_their_time(tmp_path: Path, d
 
     # the preview got every frame at full rate; perception looked at only a few of them
     assert len(preview) == 85 and preview_threads == {"venus-camera"}
+    assert sink_shapes == [(480, 640, 3)] * 85
     assert 6 <= service.perception.frames_processed <= 20
 
     start_ms = preview[0]

@@ -5,6 +5,8 @@ from __future__ import annotations
 import logging
 from collections.abc import Callable
 
+import numpy as np
+
 from engine import paths
 from engine.errors import VenusError
 from engine.settings import CameraSettings
@@ -137,6 +139,10 @@ class VisionService:
     def add_preview_callback(self, callback: PreviewCallback) -> Callable[[], None]:
         """Every frame at full rate for the UI (BGR numpy, session ms); returns a function that removes it."""
         return self.capture.add_preview_callback(callback)
+
+    def add_frame_sink(self, sink: Callable[[np.ndarray], None]) -> Callable[[], None]:
+        """Like add_preview_callback for a sink that takes only the frame (the app bridge's `post_frame`)."""
+        return self.capture.add_preview_callback(lambda frame, _t_ms: sink(frame))
 
     def look(self, question: str = "") -> VideoObservation:
         """Look now (for "what does this say?" or "what am I holding?"): always appends an observation."""
