@@ -187,3 +187,24 @@ def test_a_camera_that_never_opens_gives_up_with_an_error_notice():
     levels = [(e.code, e.level) for e in timeline.events(kinds=[Kind.SYSTEM_NOTICE])]
     assert levels[1] == ("camera-lost", "warning") and levels[2] == ("camera-lost", "error")
     assert "camera 97" in timeline.events(kinds=[Kind.SYSTEM_NOTICE])[1].text
+
+
+def test_a_busy_worker_keeps_the_latest_frame_but_not_a_lost_scene_change(detector, reader):
+    from engine.vision import SampleTrigger, VisionPerception
+
+    timeline = Timeline()
+    perception = VisionPerception(timeline, detector, reader)
+    card = scenes()["text_card"]
+    # both arrive before the worker runs: the newer frame wins, and it still counts as the new scene (OCR runs)
+    perception.submit(scenes()["empty_wall"], 100, SampleTrigger.SCENE_CHANGE)
+    perception.submit(card, 900, SampleTrigger.QUIET)
+    perception.start()
+    try:
+        assert perception.drain()
+    finally:
+        perception.stop()
+    observations = [e for e in timeline.events() if isinstance(e, VideoObservation)]
+    assert perception.frames_processed == 1
+    assert [(o.t_ms, o.trigger, normalise_text(o.text_seen)) for o in observations] == [
+        (900, "scene_change", normalise_text(" ".join(CARD_TEXT)))
+    ]

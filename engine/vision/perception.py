@@ -22,6 +22,10 @@ from engine.vision.sampling import SampleTrigger
 
 log = logging.getLogger(__name__)
 
+_URGENT = frozenset(
+    {SampleTrigger.SCENE_CHANGE, SampleTrigger.REQUEST}
+)  # triggers a later periodic sample must not erase
+
 
 @dataclass(frozen=True)
 class PerceptionOptions:
@@ -148,6 +152,10 @@ class VisionPerception:
     def submit(self, frame_bgr: np.ndarray, t_ms: int, trigger: SampleTrigger) -> None:
         """Queue a sampled frame; a frame still waiting is replaced (perception never falls behind the camera)."""
         with self._slot_cv:
+            if self._slot is not None and self._slot[2] in _URGENT and trigger not in _URGENT:
+                trigger = self._slot[
+                    2
+                ]  # the newer frame still shows the new scene: keep its OCR and observation
             self._slot = (frame_bgr, t_ms, trigger)
             self._slot_cv.notify()
 
