@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import json
 import logging
 import threading
@@ -76,13 +77,15 @@ class TaskExecutor:
         self._pool = ThreadPoolExecutor(max_workers=options.workers, thread_name_prefix="venus-harness")
         self._runs: dict[str, _Run] = {}
         self._runs_lock = threading.Lock()
+        self._id_prefix = uuid.uuid4().hex[:8]  # unique per start; os.urandom is slow on some VMs, so once
+        self._ids = itertools.count(1)
         self._stopping = False  # set by shutdown(): stopped work stays unfinished in the store for the next start
 
     # ---- requests -------------------------------------------------------------------------------------------
 
     def submit(self, tool_name: str, arguments: Any, turn_id: str = "", timeout_s: float | None = None) -> str:
         """Start a task for a model's tool call; returns its id at once. Problems arrive as events."""
-        task_id = uuid.uuid4().hex[:12]
+        task_id = f"{self._id_prefix}{next(self._ids):06x}"
         args = arguments if isinstance(arguments, dict) else {"_raw": arguments}
         try:
             tool = self.registry.get(tool_name)
@@ -110,7 +113,7 @@ class TaskExecutor:
             if level is Permission.ASK:
                 self._ask(run)
             else:
-                self._enqueue(run, "queued")
+                self._enqueue(run, "queued", persist=False)  # the new row already says queued
         return task_id
 
     def cancel(self, task_id: str, reason: str = "cancelled by the user") -> bool:
@@ -207,9 +210,10 @@ class TaskExecutor:
         run.deadline = self._scheduler.call_later(
             self.options.confirm_timeout_s, lambda: self.answer_confirmation(run.task_id, False, "timeout"))
 
-    def _enqueue(self, run: _Run, status: str) -> None:
+    def _enqueue(self, run: _Run, status: str, persist: bool = True) -> None:
         run.state = TaskState.QUEUED
-        self.store.update_task(run.task_id, state=TaskState.QUEUED, status=status)
+        if persist:
+            self.store.update_task(run.task_id, state=TaskState.QUEUED, status=status)
         self._emit(DelegationProgress(task_id=run.task_id, percent=0.0, status=status, state="queued"))
         self._pool.submit(self._execute, run)
 
