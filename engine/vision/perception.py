@@ -78,9 +78,8 @@ class VisionPerception:
         self.last_text = ""  # the text currently in view ("" when none)
         self.last_facts: FrameFacts | None = None
         self.frames_processed = 0
-        self._work_lock = (
-            threading.Lock()
-        )  # detectors are not thread-safe; requests and the worker share them
+        # detectors and the tracker are not thread-safe; requests and the worker share them
+        self._work_lock = threading.RLock()
         self._slot: tuple[np.ndarray, int, SampleTrigger] | None = None
         self._slot_cv = threading.Condition()
         self._stopping = False
@@ -109,34 +108,37 @@ class VisionPerception:
         description: str = "",
     ) -> VideoObservation | None:
         """Analyse a sampled frame and append an observation when presence, attention or text changed (or `force`)."""
-        facts = self.analyse(frame_bgr, t_ms, trigger)
-        self.frames_processed += 1
-        self.last_facts = facts
-        attention_changed = self.tracker.update(facts.attention, t_ms / 1000.0)
-        new_text = ""
-        if facts.ocr is not None:
-            current = facts.ocr.text
-            if current and normalise_text(current) != normalise_text(self.last_text):
-                new_text = current
-            self.last_text = current
-        new_scene = self.options.observe_scene_changes and trigger == SampleTrigger.SCENE_CHANGE
-        if not (attention_changed or new_text or new_scene or force):
-            return None
-        state = self.tracker.state
-        assert state is not None  # update() always sets it
-        frame_ref = (
-            self.frames.put(frame_bgr, t_ms) if self.frames is not None and self.options.keep_frames else ""
-        )
-        observation = VideoObservation(
-            t_ms=t_ms,
-            person_present=state.person_present,
-            facing_screen=state.facing_screen,
-            text_seen=new_text or (self.last_text if force else ""),
-            description=description,
-            frame_ref=frame_ref,
-            faces=facts.attention.faces,
-            trigger=str(trigger),
-        )
+        with self._work_lock:
+            facts = self.analyse(frame_bgr, t_ms, trigger)
+            self.frames_processed += 1
+            self.last_facts = facts
+            attention_changed = self.tracker.update(facts.attention, t_ms / 1000.0)
+            new_text = ""
+            if facts.ocr is not None:
+                current = facts.ocr.text
+                if current and normalise_text(current) != normalise_text(self.last_text):
+                    new_text = current
+                self.last_text = current
+            new_scene = self.options.observe_scene_changes and trigger == SampleTrigger.SCENE_CHANGE
+            if not (attention_changed or new_text or new_scene or force):
+                return None
+            state = self.tracker.state
+            assert state is not None  # update() always sets it
+            frame_ref = (
+                self.frames.put(frame_bgr, t_ms)
+                if self.frames is not None and self.options.keep_frames
+                else ""
+            )
+            observation = VideoObservation(
+                t_ms=t_ms,
+                person_present=state.person_present,
+                facing_screen=state.facing_screen,
+                text_seen=new_text or (self.last_text if force else ""),
+                description=description,
+                frame_ref=frame_ref,
+                faces=facts.attention.faces,
+                trigger=str(trigger),
+            )
         return self.timeline.append(observation)  # type: ignore[return-value]
 
     # ---- worker thread -------------------------------------------------------------------------------------
