@@ -7,7 +7,9 @@ import hashlib
 import json
 import logging
 import secrets
+import socket
 import sqlite3
+import subprocess
 import sys
 import uuid
 from pathlib import Path
@@ -150,3 +152,27 @@ def test_missing_keyring_secret_names_the_secret_and_the_fix():
         assert "vault__echo" not in [s["name"] for s in harness.tool_specs()]
     finally:
         harness.shutdown()
+
+
+def test_remote_mcp_server_by_url_on_localhost():
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    server = subprocess.Popen([sys.executable, SERVER, "--http", str(port)], stdout=subprocess.DEVNULL,
+                              stderr=subprocess.DEVNULL)
+    try:
+        def listening() -> bool:
+            with socket.socket() as s:
+                return s.connect_ex(("127.0.0.1", port)) == 0
+
+        wait_until(listening, timeout_s=30, what="the HTTP MCP server")
+        harness, timeline = make_harness(mcp_servers={"remote": {"url": f"http://127.0.0.1:{port}/mcp",
+                                                                 "permission": "allow"}})
+        try:
+            assert "remote__add" in [s["name"] for s in harness.tool_specs()]
+            assert wait_final(timeline, harness.submit("remote__add", {"a": 20, "b": 22})).result == 42
+        finally:
+            harness.shutdown()
+    finally:
+        server.terminate()
+        server.wait(timeout=10)
