@@ -87,6 +87,7 @@ class MCPServerConnection:
         self._tools: list[Any] = []
         self._thread = threading.Thread(target=self._thread_main, name=f"venus-mcp-{config.name}", daemon=True)
         self._stderr_thread: threading.Thread | None = None
+        self._errlog: Any = None
 
     def start(self) -> list[Any]:
         """Spawn or connect, and return the server's tool list; ToolError with the reason on failure."""
@@ -143,14 +144,19 @@ class MCPServerConnection:
             env = self._vault.resolve_env(dict(self.config.env))  # secrets exist only from here on, in memory
             params = StdioServerParameters(command=self.config.command, args=list(self.config.args), env=env,
                                            cwd=self.config.cwd)
-            transport = stdio_client(params, errlog=self._stderr_pipe())
-        async with Client(transport) as client:
-            self._client = client
-            listing = await client.list_tools()
-            self._tools = list(listing.tools)
-            self._ready.set()
-            await self._stop.wait()
-        self._client = None
+            self._errlog = self._stderr_pipe()
+            transport = stdio_client(params, errlog=self._errlog)
+        try:
+            async with Client(transport) as client:
+                self._client = client
+                listing = await client.list_tools()
+                self._tools = list(listing.tools)
+                self._ready.set()
+                await self._stop.wait()
+        finally:
+            self._client = None
+            if self._errlog is not None:
+                self._errlog.close()  # lets the stderr reader see the end of the stream
 
     def _http_transport(self) -> Any:
         from mcp.client.streamable_http import streamable_http_client
