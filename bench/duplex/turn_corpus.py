@@ -62,8 +62,11 @@ def _punctuate_complete(text: str, rng: random.Random) -> str:
 
 
 def _punctuate_partial(text: str, rng: random.Random) -> str:
-    # Whisper often closes a cut-off utterance with a period or an ellipsis; the model must not trust that.
+    # Whisper often closes a cut-off utterance with a period or an ellipsis, and a cut-off question with a
+    # question mark ("How much does it cost to fly to?"); the model must not trust that.
     roll = rng.random()
+    if _is_question(text) and roll < 0.5:
+        return text + "?"
     return text + ("..." if roll < 0.25 else "." if roll < 0.55 else "," if roll < 0.7 else "")
 
 

@@ -219,7 +219,9 @@ class OverlapPolicy:
             if s["asked_question"]:
                 return verdict(OverlapKind.INTERRUPTION, f"{f.words!r} answers the question Venus asked")
             if at_deadline or f.elapsed_ms >= o.backchannel_max_ms:
-                return verdict(OverlapKind.BACKCHANNEL, f"only backchannel words: {f.words!r}")
+                # still talking: keep going, but review once the segment closes (more words may follow)
+                return verdict(OverlapKind.BACKCHANNEL, f"only backchannel words: {f.words!r}",
+                               provisional=f.speech_active and not f.is_final)
             return verdict(None, f"backchannel words so far ({f.words!r}); waiting to see if more follows")
         if f.facing_screen is False and not s["request"]:
             return verdict(OverlapKind.OTHER_ADDRESSEE, "the user looks away from the screen")
