@@ -12,10 +12,10 @@ import time
 
 import numpy as np
 import pytest
+from speech_helpers import espeak, have_tools, pad, write_wav
 
 from engine.audio import SpeechPipeline
 from engine.timeline import Kind, Timeline
-from speech_helpers import espeak, have_tools, pad, write_wav
 
 pytestmark = [
     pytest.mark.audio,

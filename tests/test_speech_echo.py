@@ -8,11 +8,11 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from speech_helpers import RATE, espeak, have_tools, pad, piper, room
 
 from engine.audio import EchoCanceller, EchoGuard, SpeechFrontEnd
 from engine.models.registry import resolve
 from engine.vad import SegmenterOptions, SileroVad
-from speech_helpers import RATE, espeak, have_tools, pad, piper, room
 
 pytestmark = pytest.mark.skipif(not have_tools(), reason="espeak-ng and sox are needed to make speech inputs")
 

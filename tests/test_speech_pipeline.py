@@ -6,17 +6,16 @@ from __future__ import annotations
 import re
 import threading
 import time
-from pathlib import Path
 
 import numpy as np
 import pytest
 import soundfile as sf
+from speech_helpers import espeak, have_tools, pad, write_wav
 
 from engine.audio import FileSink, FileSource, SpeechPipeline, find_device
 from engine.errors import AudioDeviceError
 from engine.settings import Settings
 from engine.timeline import Kind, Timeline
-from speech_helpers import espeak, have_tools, pad, write_wav
 
 pytestmark = pytest.mark.skipif(not have_tools(), reason="espeak-ng and sox are needed to make speech inputs")
 

@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from speech_helpers import RATE, espeak, have_tools, pad, piper
 
 from engine.audio import Clip, Player, PlayerOptions, StreamResampler, resample_clip
 from engine.models.registry import resolve
 from engine.tts import EspeakSynthesizer, split_clauses
 from engine.vad import FRAME_SAMPLES, SegmenterOptions, SileroVad, VadSegmenter
-from speech_helpers import RATE, espeak, have_tools, pad, piper
 
 pytestmark = pytest.mark.skipif(not have_tools(), reason="espeak-ng and sox are needed to make speech inputs")
 

@@ -62,6 +62,7 @@ class EchoGuardOptions:
     margin_db: float = 6.0  # cleaned mic energy must exceed the expected echo residual by this much
     residual_db: float = -30.0  # expected echo left after cancellation, relative to the reference level
     tail_ms: int = 400  # the guard stays on this long after playback ends (room reverb, output latency)
+    kept_db: float = -12.0  # a frame the canceller cut by more than this (cleaned vs raw) was mostly echo
 
     def __post_init__(self) -> None:
         if not 0.0 < self.threshold < 1.0:
@@ -82,7 +83,12 @@ class EchoGuard:
         """The level of one 10 ms reference frame."""
         energy = float(np.mean(frame * frame))
         self._ref_energy.append(energy)
-        self._silent_frames = 0 if energy > 1e-7 else self._silent_frames + 1
+        if energy > 1e-7:
+            self._silent_frames = 0
+
+    def tick(self) -> None:
+        """10 ms of mic time passed (the guard's tail counts mic time, not reference arrivals)."""
+        self._silent_frames += 1
 
     @property
     def active(self) -> bool:
@@ -93,10 +99,18 @@ class EchoGuard:
         """The VAD threshold in force now."""
         return max(normal, self.options.threshold) if self.active else normal
 
-    def allows(self, cleaned: np.ndarray) -> bool:
-        """Whether a frame of cleaned mic audio is loud enough above the echo residual to be the user."""
+    def allows(self, cleaned: np.ndarray, raw: np.ndarray | None = None) -> bool:
+        """Whether a frame of cleaned mic audio is loud enough above the echo residual to be the user.
+
+        With the raw frame too, the frame must also have kept enough of its energy through the canceller:
+        the user's voice passes it, Venus's own voice is mostly removed.
+        """
         if not self.active or not self._ref_energy:
             return True
         expected = max(self._ref_energy) * 10 ** (self.options.residual_db / 10)
         energy = float(np.mean(cleaned * cleaned))
-        return energy > expected * 10 ** (self.options.margin_db / 10)
+        if energy <= expected * 10 ** (self.options.margin_db / 10):
+            return False
+        if raw is None:
+            return True
+        return energy > float(np.mean(raw * raw)) * 10 ** (self.options.kept_db / 10)

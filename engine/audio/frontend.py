@@ -5,15 +5,12 @@ It is plain computation with no threads, so the live pipeline and offline tests 
 
 from __future__ import annotations
 
-from collections import deque
 from dataclasses import dataclass
 
 import numpy as np
 
 from engine.audio.echo import AEC_FRAME, EchoCanceller, EchoGuard
 from engine.vad import FRAME_SAMPLES, SegmenterOptions, SpeechProbability, VadSegmenter, VadTransition
-
-_MAX_REFERENCE_BACKLOG = 50  # 10 ms frames (500 ms); beyond that the reference has drifted and is trimmed
 
 
 @dataclass(frozen=True)
@@ -38,20 +35,22 @@ class SpeechFrontEnd:
         self.samples = 0  # cleaned samples produced so far (the 16 kHz perception clock)
         self._mic = np.zeros(0, np.float32)
         self._cleaned = np.zeros(0, np.float32)
-        self._reference: deque[np.ndarray] = deque()
+        self._raw = np.zeros(0, np.float32)  # the mic before cancellation, aligned with `_cleaned`
         self._ref_pending = np.zeros(0, np.float32)
-        self._silence = np.zeros(AEC_FRAME, np.float32)
         self._prob = 0.0
 
     def add_reference(self, audio: np.ndarray) -> None:
-        """Audio the speaker played, at 16 kHz, in playback order."""
+        """Audio the speaker played, at 16 kHz, in playback order; fed to the canceller as it arrives
+        (WebRTC buffers render frames itself and absorbs the jitter of the output callback)."""
         data = np.concatenate([self._ref_pending, np.asarray(audio, np.float32)])
         whole = len(data) // AEC_FRAME * AEC_FRAME
         for i in range(0, whole, AEC_FRAME):
-            self._reference.append(data[i:i + AEC_FRAME])
+            frame = data[i:i + AEC_FRAME]
+            if self.guard is not None:
+                self.guard.add_reference(frame)
+            if self.echo is not None:
+                self.echo.add_reference(frame)
         self._ref_pending = data[whole:]
-        while len(self._reference) > _MAX_REFERENCE_BACKLOG:
-            self._reference.popleft()
 
     def process(self, audio: np.ndarray) -> FrontEndStep:
         """Consume 16 kHz mic audio; returns the cleaned audio and any segment transitions it completed."""
@@ -60,21 +59,20 @@ class SpeechFrontEnd:
         self._mic = data[whole:]
         out = []
         for i in range(0, whole, AEC_FRAME):
-            ref = self._reference.popleft() if self._reference else self._silence
-            if self.guard is not None:
-                self.guard.add_reference(ref)
             frame = data[i:i + AEC_FRAME]
+            if self.guard is not None:
+                self.guard.tick()
             if self.echo is not None:
-                self.echo.add_reference(ref)
                 frame = self.echo.process(frame)
             out.append(frame)
         cleaned = np.concatenate(out) if out else np.zeros(0, np.float32)
-        transitions = self._run_vad(cleaned)
+        transitions = self._run_vad(cleaned, data[:whole])
         level = float(10 * np.log10(np.mean(cleaned * cleaned) + 1e-10)) if len(cleaned) else -100.0
         return FrontEndStep(cleaned, tuple(transitions), level, self._prob)
 
-    def _run_vad(self, cleaned: np.ndarray) -> list[VadTransition]:
+    def _run_vad(self, cleaned: np.ndarray, raw: np.ndarray) -> list[VadTransition]:
         data = np.concatenate([self._cleaned, cleaned])
+        raw = np.concatenate([self._raw, raw])
         transitions = []
         offset = 0
         while len(data) - offset >= FRAME_SAMPLES:
@@ -84,7 +82,7 @@ class SpeechFrontEnd:
             threshold = None
             if self.guard is not None and not self.segmenter.in_speech:
                 threshold = self.guard.threshold(self.segmenter.options.threshold)
-                if not self.guard.allows(frame):
+                if not self.guard.allows(frame, raw[offset:offset + FRAME_SAMPLES]):
                     prob = 0.0  # the frame is no louder than the echo we expect: not the user
             self._prob = prob
             transition = self.segmenter.push(prob, start, threshold)
@@ -93,6 +91,7 @@ class SpeechFrontEnd:
             offset += FRAME_SAMPLES
         self.samples += len(cleaned)
         self._cleaned = data[offset:].copy()
+        self._raw = raw[offset:].copy()
         return transitions
 
     @property

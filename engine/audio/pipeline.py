@@ -36,7 +36,14 @@ from engine.timeline.events import (
     Word,
 )
 from engine.timeline.timeline import Timeline
-from engine.tts import EspeakSynthesizer, PiperSynthesizer, Synthesizer, TimedWord, VoiceOptions, split_clauses
+from engine.tts import (
+    EspeakSynthesizer,
+    PiperSynthesizer,
+    Synthesizer,
+    TimedWord,
+    VoiceOptions,
+    split_clauses,
+)
 from engine.vad import SAMPLE_RATE, SegmenterOptions, SileroVad
 
 log = logging.getLogger(__name__)

@@ -9,7 +9,7 @@ _SENTENCE_END = re.compile(r"[.!?…]+[\"')\]]*\s")
 _CLAUSE_END = re.compile(r"[,;:—]\s")
 
 
-def split_clauses(chunks: Iterable[str], *, min_clause_words: int = 3) -> Iterator[str]:
+def split_clauses(chunks: Iterable[str], *, min_clause_words: int = 2) -> Iterator[str]:
     """Yield clauses from text chunks: at sentence ends always, at commas once the clause has enough words."""
     if min_clause_words < 1:
         raise ValueError(f"min_clause_words must be >= 1, got {min_clause_words}")
