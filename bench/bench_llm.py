@@ -1,0 +1,179 @@
+"""LLM decode and context: loop speed against llama-cpp-python, append cost vs history, roll-back, first token.
+
+Run: .venv/bin/python -m bench.bench_llm   Everything is measured side by side in this one run (A B A B
+alternation) with the default model at one thread; on a shared machine read the ratios, not the times.
+"""
+
+from __future__ import annotations
+
+import statistics
+import sys
+import time
+
+from llama_cpp import Llama
+
+from engine.llm import ChatMessage, Conversation, ConversationOptions, GenerateRequest, RenderOptions
+from engine.llm.llama_backend import LlamaBackend, LlamaOptions
+from engine.models.registry import resolve
+from engine.timeline import Timeline
+from engine.timeline import events as ev
+
+THREADS = 1
+ROUNDS = 6
+GEN_TOKENS = 64
+SAMPLING = {"temperature": 0.7, "top_p": 0.9, "top_k": 40, "min_p": 0.05}
+
+
+def bench_decode_speed(path: str) -> float:
+    """Tokens/s of the Venus loop vs Llama.create_completion(stream=True): same model, prompt, sampling."""
+    venus = LlamaBackend(LlamaOptions(model_path=path, n_ctx=2048, n_batch=256, n_threads=THREADS))
+    reference = Llama(path, n_ctx=2048, n_batch=256, n_ubatch=256, n_threads=THREADS, n_threads_batch=THREADS,
+                      verbose=False, seed=1234)
+    messages = [ChatMessage("system", "You are a storyteller."),
+                ChatMessage("user", "Tell me a very long story about a fox and a crow, with many details.")]
+    prompt_tokens = venus.context_tokens(messages + [ChatMessage("assistant", "")], open_last=True)
+    prompt_text = venus.detokenize(prompt_tokens)
+    rates: dict[str, list[float]] = {"venus": [], "llama-cpp-python": []}
+    for round_no in range(ROUNDS + 1):  # round 0 warms both up and is not counted
+        seed = 1000 + round_no
+        venus.sync_tokens(prompt_tokens)
+        started = time.perf_counter()
+        stream = venus.generate_from_tokens(prompt_tokens, GenerateRequest(max_tokens=GEN_TOKENS, seed=seed, **SAMPLING))
+        stream.text()
+        venus_s = time.perf_counter() - started
+        venus_n = len(stream.finish.tokens)
+
+        reference.create_completion(prompt_text, max_tokens=1, temperature=0.0)  # prompt in its cache too
+        started = time.perf_counter()
+        text, reason = "", ""
+        for chunk in reference.create_completion(
+            prompt_text, max_tokens=GEN_TOKENS, stream=True, seed=seed, repeat_penalty=1.0,
+            temperature=SAMPLING["temperature"], top_p=SAMPLING["top_p"], top_k=SAMPLING["top_k"],
+            min_p=SAMPLING["min_p"],
+        ):
+            text += chunk["choices"][0]["text"]
+            reason = chunk["choices"][0]["finish_reason"] or reason
+        ref_s = time.perf_counter() - started
+        ref_n = GEN_TOKENS if reason == "length" else len(reference.tokenize(text.encode(), add_bos=False, special=False))
+        if round_no:
+            rates["venus"].append(venus_n / venus_s)
+            rates["llama-cpp-python"].append(ref_n / ref_s)
+    venus.close()
+    reference.close()
+    ours, theirs = statistics.median(rates["venus"]), statistics.median(rates["llama-cpp-python"])
+    print(f"decode, Venus loop:              {ours:7.1f} tok/s  (runs: {', '.join(f'{r:.1f}' for r in rates['venus'])})")
+    print(f"decode, create_completion stream: {theirs:6.1f} tok/s  "
+          f"(runs: {', '.join(f'{r:.1f}' for r in rates['llama-cpp-python'])})")
+    ratio = ours / theirs
+    print(f"decode speed ratio Venus / llama-cpp-python: {ratio:.3f}  (target >= 0.95)")
+    return ratio
+
+
+def _history(turns: int) -> list[ChatMessage]:
+    messages = [ChatMessage("system", "You are Venus, a friendly voice assistant. Answer briefly.")]
+    for i in range(turns):
+        messages.append(ChatMessage("user", f"Question {i}: what is a good name for pet number {i}?"))
+        messages.append(ChatMessage("assistant", f"How about Biscuit {i}? It is short and friendly.",
+                                    control='{"action": "respond"}'))
+    return messages
+
+
+def bench_append_cost(path: str) -> float:
+    """Cost of appending one 20-token user turn after 2 vs after 60 earlier turns (incremental cache)."""
+    short = LlamaBackend(LlamaOptions(model_path=path, n_ctx=4096, n_batch=256, n_threads=THREADS))
+    long = LlamaBackend(LlamaOptions(model_path=path, n_ctx=4096, n_batch=256, n_threads=THREADS))
+    histories = {"2 turns": (short, _history(2)), "60 turns": (long, _history(60))}
+    new_turn = ChatMessage("user", "Could you also suggest three names for a small grey kitten please?")
+    for backend, history in histories.values():
+        backend.sync(history)
+    added = len(short.context_tokens([*histories["2 turns"][1], new_turn])) - len(short.context_tokens(histories["2 turns"][1]))
+    costs: dict[str, list[float]] = {name: [] for name in histories}
+    for _ in range(9):
+        for name, (backend, history) in histories.items():
+            backend.sync(history, evaluate=False)  # drop the previous appended turn
+            started = time.perf_counter()
+            stats = backend.sync([*history, new_turn])
+            costs[name].append(time.perf_counter() - started)
+            assert stats.evaluated <= added + 1, stats
+    sizes = {name: len(b.cached_tokens) for name, (b, _h) in histories.items()}
+    long_tokens = long.cached_tokens
+    scratch = []
+    for _ in range(1):  # what every append would cost without the incremental cache
+        long.sync_tokens([], evaluate=False)
+        started = time.perf_counter()
+        long.sync_tokens(long_tokens)
+        scratch.append(time.perf_counter() - started)
+    short.close()
+    long.close()
+    a, b = statistics.median(costs["2 turns"]), statistics.median(costs["60 turns"])
+    print(f"append a {added}-token user turn after 2 turns  ({sizes['2 turns']:4d} tokens cached): {a * 1000:6.1f} ms")
+    print(f"append a {added}-token user turn after 60 turns ({sizes['60 turns']:4d} tokens cached): {b * 1000:6.1f} ms")
+    print(f"append cost ratio 60 turns / 2 turns: {b / a:.3f}  (target <= 1.2; what grows is attention over the "
+          f"cached keys, nothing is evaluated again)")
+    print(f"for scale, evaluating the 60-turn context from scratch: {statistics.median(scratch) * 1000:.0f} ms "
+          f"({statistics.median(scratch) / b:.0f}x the incremental append)")
+    return b / a
+
+
+def bench_rollback_and_first_token(path: str) -> tuple[float, float]:
+    """Interruption roll-back time and time to first token after a user turn ends, on real turns."""
+    backend = LlamaBackend(LlamaOptions(model_path=path, n_ctx=4096, n_batch=256, n_threads=THREADS))
+    timeline = Timeline()
+    options = ConversationOptions(
+        render=RenderOptions(system_prompt="You are Venus, a friendly voice assistant. Answer briefly."),
+        answer=GenerateRequest(max_tokens=32, **SAMPLING), n_ctx=4096,
+    )
+    conv = Conversation(timeline, backend, options)
+    questions = ["What should I cook tonight?", "How do plants drink water?", "Why is the sea salty?",
+                 "What is a good morning routine?", "How far away is the sun?", "Tell me about owls.",
+                 "What is jazz?"]
+    first_token, rollback, backend_rollback = [], [], []
+    first_seen: dict[str, float] = {}
+
+    def note_first_token(event: ev.Event) -> None:
+        if isinstance(event, ev.AssistantToken) and event.turn_id not in first_seen:
+            first_seen[event.turn_id] = time.perf_counter()
+
+    timeline.subscribe(note_first_token)
+    for question in questions:
+        timeline.append(ev.UserText(text=question))  # the user's turn ends here
+        started = time.perf_counter()
+        turn = conv.respond(actions=[ev.Action.RESPOND])  # the grammar still runs; the tiny model may go silent
+        end = turn.wait(120)
+        if turn.turn_id in first_seen:
+            first_token.append(first_seen[turn.turn_id] - started)
+        words = end.text.split()
+        if len(words) >= 2:
+            # backend-level roll-back alone: cut the turn, then put it back, a few times
+            full = conv.messages()
+            cut = [*full[:-1], ChatMessage("assistant", " ".join(words[:-1]) + " [interrupted]", control=full[-1].control)]
+            for _ in range(3):
+                backend.sync(full)
+                t0 = time.perf_counter()
+                backend.sync(cut, evaluate=False)
+                backend_rollback.append(time.perf_counter() - t0)
+            backend.sync(full)
+            t0 = time.perf_counter()
+            conv.apply_interruption(turn.turn_id, " ".join(words[:-1]))
+            rollback.append(time.perf_counter() - t0)
+    backend.close()
+    ttft = statistics.median(first_token)
+    rb = statistics.median(rollback)
+    print(f"interruption roll-back, Conversation.apply_interruption: median {rb * 1000:.2f} ms over {len(rollback)} "
+          f"turns (target <= 5 ms); KV removal alone: median {statistics.median(backend_rollback) * 1000:.2f} ms")
+    print(f"time to first token after the user turn ends (decision + first answer token): "
+          f"median {ttft * 1000:.0f} ms over {len(first_token)} turns")
+    return rb, ttft
+
+
+def main() -> int:
+    path = str(resolve("smollm2-135m-instruct-q4_1", kind="llm"))
+    print(f"model: {path}, threads: {THREADS}")
+    bench_decode_speed(path)
+    bench_append_cost(path)
+    bench_rollback_and_first_token(path)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
