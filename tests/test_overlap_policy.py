@@ -43,6 +43,11 @@ def test_backchannel_words_wait_while_the_user_may_go_on() -> None:
     assert decide("Yeah but what about the", elapsed=600).kind == OverlapKind.INTERRUPTION
 
 
+def test_a_short_remark_that_asks_nothing_keeps_going() -> None:
+    assert decide("That's it.", elapsed=600, active=False, final=True).kind == OverlapKind.BACKCHANNEL
+    assert decide("What?", elapsed=400, active=False, final=True).kind == OverlapKind.INTERRUPTION
+
+
 def test_a_yes_after_venus_asked_a_question_is_an_answer() -> None:
     asking = ConversationContext(speaking_text="Shall I book it for seven?")
     assert decide("Yes.", elapsed=400, active=False, final=True, context=asking).kind == OverlapKind.INTERRUPTION

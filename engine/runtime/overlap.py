@@ -29,6 +29,10 @@ STOP_CUES = frozenset({"stop", "wait", "hold on", "hang on", "pause", "enough", 
                        "excuse me", "sorry", "actually", "listen", "shut up", "no no", "quiet"})
 # Vocatives that name someone other than the assistant.
 OTHER_VOCATIVES = frozenset("honey mom mum dad guys babe sweetie kids darling buddy dude man sir madam".split())
+# Capitalised words that start or end an utterance without being anyone's name.
+_NOT_NAMES = BACKCHANNELS | STOP_CUES | frozenset(
+    "what who where why how when which please no hello hey hi well sorry really pardon again there here now "
+    "thanks then".split())
 _SECOND_PERSON = re.compile(r"\b(can|could|would|will|do|did) you\b|\byou\b|\byour\b")
 _REQUEST_OPENER = re.compile(r"^(please |and |but |so |ok |okay |oh )?(tell|show|give|explain|say|repeat|read|"
                              r"what|what's|how|why|when|where|who|which|is|are|can|could|go)\b")
@@ -166,7 +170,7 @@ class OverlapPolicy:
         spoken = set(_tokens(context.speaking_text))
         echo_text = (sum(t in spoken for t in tokens) / len(tokens)) if len(tokens) >= 2 and spoken else 0.0
         vocatives = {m.group(1) for m in (_VOCATIVE_START.search(f.words), _VOCATIVE_END.search(f.words)) if m}
-        other_named = any(v.lower() != name and v.lower() not in BACKCHANNELS | STOP_CUES for v in vocatives)
+        other_named = any(v.lower() != name and v.lower() not in _NOT_NAMES for v in vocatives)
         other_named |= bool(phrases & OTHER_VOCATIVES) or any(n.lower() in tokens for n in context.other_names)
         loud = 0.5 if f.loudness_db is None else 1 / (1 + math.exp(-(f.loudness_db - o.background_level_db) / 2))
         return {
@@ -223,6 +227,9 @@ class OverlapPolicy:
                 return verdict(OverlapKind.BACKCHANNEL, f"only backchannel words: {f.words!r}",
                                provisional=f.speech_active and not f.is_final)
             return verdict(None, f"backchannel words so far ({f.words!r}); waiting to see if more follows")
+        closed = f.is_final or not f.speech_active
+        if closed and f.elapsed_ms < o.backchannel_max_ms and s["words"] <= 2 and not s["request"]:
+            return verdict(OverlapKind.BACKCHANNEL, f"a short remark that does not claim the floor: {f.words!r}")
         if f.facing_screen is False and not s["request"]:
             return verdict(OverlapKind.OTHER_ADDRESSEE, "the user looks away from the screen")
         content_words = s["words"] * (1.0 - s["backchannel"])
