@@ -1,0 +1,88 @@
+"""Options, thread choice, model loading and sampler chains for the in-process llama.cpp backend."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import llama_cpp
+import psutil
+from llama_cpp import _internals
+
+from engine.errors import ModelCorrupt, ModelNotFound
+from engine.llm.backend import GenerateRequest
+
+
+def choose_threads(requested: int) -> int:
+    """Threads for decoding: the setting, or (0) the physical cores minus one for audio and UI, 1 to 8."""
+    if requested > 0:
+        return requested
+    physical = psutil.cpu_count(logical=False) or psutil.cpu_count() or 1
+    return max(1, min(8, physical - 1))
+
+
+@dataclass(frozen=True)
+class LlamaOptions:
+    """How to load a GGUF model in process."""
+
+    model_path: str  # the .gguf file
+    n_ctx: int = 4096  # context window in tokens
+    n_batch: int = 256  # most tokens per llama_decode call (prompts are chunked to this)
+    n_threads: int = 0  # decode threads; 0 = choose_threads()
+    n_gpu_layers: int = 0  # layers offloaded to the GPU (-1 = all); needs a CUDA build
+    flash_attn: bool = False  # flash attention (helps long contexts on GPU)
+    content_cache_size: int = 4096  # remembered tokenisations of message contents
+
+    def __post_init__(self) -> None:
+        if self.n_ctx < 64:
+            raise ValueError(f"n_ctx must be at least 64, got {self.n_ctx}")
+        if not 1 <= self.n_batch <= self.n_ctx:
+            raise ValueError(f"n_batch must be within 1..n_ctx ({self.n_ctx}), got {self.n_batch}")
+        if self.n_threads < 0:
+            raise ValueError(f"n_threads must be 0 (choose) or more, got {self.n_threads}")
+        if self.n_gpu_layers < -1:
+            raise ValueError(f"n_gpu_layers must be -1 (all) or more, got {self.n_gpu_layers}")
+
+    @classmethod
+    def from_settings(cls, llm: Any, model_path: str) -> LlamaOptions:
+        """Options from the `llm` section of the settings (engine.settings.LLMSettings)."""
+        return cls(
+            model_path=model_path, n_ctx=llm.n_ctx, n_batch=min(llm.n_batch, llm.n_ctx),
+            n_threads=llm.n_threads, n_gpu_layers=llm.n_gpu_layers,
+        )
+
+
+def load_model(options: LlamaOptions) -> _internals.LlamaModel:
+    """Load the GGUF, turning llama.cpp's failures into errors that name the file and the fix."""
+    params = llama_cpp.llama_model_default_params()
+    params.n_gpu_layers = 0x7FFFFFFF if options.n_gpu_layers == -1 else options.n_gpu_layers
+    try:
+        return _internals.LlamaModel(path_model=options.model_path, params=params, verbose=False)
+    except ValueError as exc:
+        if "does not exist" in str(exc):
+            raise ModelNotFound(f"model file {options.model_path} does not exist",
+                                fix="check llm.model in settings or run `venus models install`") from exc
+        raise ModelCorrupt(f"llama.cpp could not load {options.model_path} ({exc})",
+                           fix="download or import the model again; it may be truncated or not a GGUF") from exc
+
+
+def make_sampler(vocab: Any, request: GenerateRequest) -> Any:
+    """A llama.cpp sampler chain for a request: grammar first, then greedy or top-k/top-p/min-p/temperature."""
+    chain = llama_cpp.llama_sampler_chain_init(llama_cpp.llama_sampler_chain_default_params())
+    if request.grammar:
+        grammar = llama_cpp.llama_sampler_init_grammar(vocab, request.grammar.encode("utf-8"), b"root")
+        if not grammar:
+            llama_cpp.llama_sampler_free(chain)
+            raise ValueError("the GBNF grammar did not parse (llama.cpp logs the position)")
+        llama_cpp.llama_sampler_chain_add(chain, grammar)
+    if request.temperature == 0.0:
+        llama_cpp.llama_sampler_chain_add(chain, llama_cpp.llama_sampler_init_greedy())
+        return chain
+    if request.top_k > 0:
+        llama_cpp.llama_sampler_chain_add(chain, llama_cpp.llama_sampler_init_top_k(request.top_k))
+    llama_cpp.llama_sampler_chain_add(chain, llama_cpp.llama_sampler_init_top_p(request.top_p, 1))
+    if request.min_p > 0:
+        llama_cpp.llama_sampler_chain_add(chain, llama_cpp.llama_sampler_init_min_p(request.min_p, 1))
+    llama_cpp.llama_sampler_chain_add(chain, llama_cpp.llama_sampler_init_temp(request.temperature))
+    llama_cpp.llama_sampler_chain_add(chain, llama_cpp.llama_sampler_init_dist(request.seed))
+    return chain
