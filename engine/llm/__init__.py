@@ -23,16 +23,16 @@ from engine.llm.control import (
     parse_decision,
 )
 from engine.llm.conversation import AssistantTurn, Conversation, ConversationOptions
+from engine.llm.llama_backend import LlamaBackend
+from engine.llm.llama_options import LlamaOptions, choose_threads
+from engine.llm.remote import RemoteBackend, RemoteOptions
 from engine.llm.template import ChatMessage, ChatTemplate
 
 
 def open_backend(llm: Any, *, api_key: str = "") -> LLMBackend:
     """The backend the `llm` settings section asks for (in-process llama.cpp or a remote server)."""
     if llm.backend == "remote":
-        from engine.llm.remote import RemoteBackend, RemoteOptions
-
         return RemoteBackend(RemoteOptions.from_settings(llm, api_key=api_key))
-    from engine.llm.llama_backend import LlamaBackend, LlamaOptions
     from engine.models.registry import resolve
 
     return LlamaBackend(LlamaOptions.from_settings(llm, str(resolve(llm.model, kind="llm"))))
@@ -40,6 +40,11 @@ def open_backend(llm: Any, *, api_key: str = "") -> LLMBackend:
 
 __all__ = [
     "INTERRUPTED_MARK",
+    "LlamaBackend",
+    "LlamaOptions",
+    "RemoteBackend",
+    "RemoteOptions",
+    "choose_threads",
     "AssistantTurn",
     "ChatMessage",
     "ChatTemplate",
