@@ -7,7 +7,7 @@ from vision_scenes import CARD_TEXT, scenes
 
 from engine.vision import OcrOptions, RapidTextReader, normalise_text
 
-pytest.importorskip("rapidocr_onnxruntime", reason="rapidocr-onnxruntime provides the OCR models")
+pytest.importorskip("rapidocr", reason="rapidocr provides the OCR models")
 
 
 @pytest.fixture(scope="module")
@@ -41,7 +41,7 @@ def test_bad_options_are_rejected():
 
 
 def test_importing_vision_drops_opencvs_qt_variables_but_keeps_the_users():
-    """rapidocr requires the non-headless OpenCV wheel, whose import points QT_QPA_* at its bundled Qt5 plugins.
+    """A non-headless OpenCV wheel (pulled in by some packages) points QT_QPA_* at its bundled Qt5 plugins on import.
 
     That is simulated here (the headless wheel may be the one installed) by setting the variables to a path
     inside OpenCV's package, as its config does; a user's own value elsewhere must survive.
@@ -54,7 +54,7 @@ def test_importing_vision_drops_opencvs_qt_variables_but_keeps_the_users():
 
     cv2_dir = os.path.dirname(os.path.abspath(cv2.__file__))
     code = (
-        "import os, sys, rapidocr_onnxruntime, engine.vision; "
+        "import os, sys, rapidocr, engine.vision; "
         "print(os.environ.get('QT_QPA_PLATFORM_PLUGIN_PATH', 'unset'), os.environ.get('QT_QPA_FONTDIR', 'unset')); "
         "print(any(name.startswith('PySide6') for name in sys.modules))"
     )

@@ -27,7 +27,7 @@ from engine.vision import (
     should_hold_proactive,
 )
 
-pytest.importorskip("rapidocr_onnxruntime", reason="rapidocr-onnxruntime provides the OCR models")
+pytest.importorskip("rapidocr", reason="rapidocr provides the OCR models")
 
 
 @pytest.fixture(scope="module")
@@ -60,7 +60,7 @@ def notices(timeline: Timeline) -> list[str]:
 def test_scenes_become_observations_in_order_and_at_their_time(tmp_path: Path, detector, reader):
     frames = scenes()
     # (scene, seconds): someone facing the screen, turning away, leaving, then a card with text in view
-    script = [("frontal", 1.5), ("turned", 1.5), ("empty_room", 3.5), ("text_card", 2.0)]
+    script = [("frontal", 1.5), ("turned", 2.5), ("empty_room", 3.5), ("text_card", 2.0)]
     video = write_video(tmp_path / "session.avi", [(frames[name], seconds) for name, seconds in script])
     settings = CameraSettings(enabled=True, device=str(video), sample_fps_quiet=1.0, away_after_s=1.5)
     timeline = Timeline()
@@ -86,9 +86,9 @@ def test_scenes_become_observations_in_order_and_at_their_time(tmp_path: Path, d
     assert notices(timeline)[0] == "camera-on" and notices(timeline)[-1] == "camera-off"
 
     # the preview got every frame at full rate; perception looked at only a few of them
-    assert len(preview) == 85 and preview_threads == {"venus-camera"}
-    assert sink_shapes == [(480, 640, 3)] * 85
-    assert 6 <= service.perception.frames_processed <= 20
+    assert len(preview) == 95 and preview_threads == {"venus-camera"}
+    assert sink_shapes == [(480, 640, 3)] * 95
+    assert 6 <= service.perception.frames_processed <= 22
 
     start_ms = preview[0]
     windows, t = {}, 0.0

@@ -6,7 +6,7 @@ import os
 
 import cv2
 
-# opencv-python (pulled in by rapidocr) points Qt at its own bundled Qt5 plugins; PySide6 must not see that.
+# A non-headless opencv-python (if some other package pulls it in) points Qt at its own bundled Qt5 plugins; PySide6 must not see that.
 # Whoever imported cv2 first, drop the variables when they point inside OpenCV's package folder.
 _CV2_DIR = os.path.dirname(os.path.abspath(cv2.__file__))
 for _name in ("QT_QPA_PLATFORM_PLUGIN_PATH", "QT_QPA_FONTDIR"):

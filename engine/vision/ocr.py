@@ -63,6 +63,14 @@ class TextReader(Protocol):
         ...
 
 
+def _plausible_shape(corners: tuple[tuple[float, float], ...], glyphs: int) -> bool:
+    # Printed glyphs are at least ~0.45 of their height wide; a short "word" in a squat box is usually
+    # texture (brickwork, foliage) that the recogniser turned into digits.
+    xs, ys = [x for x, _ in corners], [y for _, y in corners]
+    width, height = max(xs) - min(xs), max(ys) - min(ys)
+    return height > 0 and width / height >= 0.45 * glyphs
+
+
 class RapidTextReader:
     """RapidOCR on onnxruntime; the models load once, on first use, from the installed package."""
 
@@ -74,28 +82,38 @@ class RapidTextReader:
     def _load(self):
         if self._engine is None:
             try:
-                from rapidocr_onnxruntime import RapidOCR
+                from rapidocr import RapidOCR
             except ImportError as exc:
                 raise ModelNotFound(
-                    "the OCR package rapidocr-onnxruntime is not installed",
-                    fix="pip install rapidocr-onnxruntime (its models ship inside the package)",
+                    "the OCR package rapidocr is not installed",
+                    fix="pip install 'rapidocr>=3.4' (its models ship inside the package)",
                 ) from exc
             threads = self.options.threads
-            self._engine = RapidOCR(intra_op_num_threads=threads, inter_op_num_threads=1)
+            self._engine = RapidOCR(params={
+                "Global.log_level": "warning",
+                "EngineConfig.onnxruntime.intra_op_num_threads": threads,
+                "EngineConfig.onnxruntime.inter_op_num_threads": 1,
+            })
         return self._engine
 
     def read(self, frame_bgr: np.ndarray) -> OcrResult:
         """The text in the frame, top to bottom; lines under the confidence or length limits are dropped."""
         with self._lock:
             engine = self._load()
-            found, _timings = engine(np.ascontiguousarray(frame_bgr))
+            output = engine(np.ascontiguousarray(frame_bgr))
+        found = zip(output.boxes, output.txts, output.scores, strict=True) if output.boxes is not None else ()
         lines = []
-        for box, text, score in found or []:
+        for box, text, score in found:
             text = str(text).strip()
             confidence = float(score)
-            if confidence < self.options.min_confidence or len(normalise_text(text)) < self.options.min_chars:
+            glyphs = normalise_text(text).replace(" ", "")
+            if confidence < self.options.min_confidence or len(glyphs) < self.options.min_chars:
+                continue
+            if len(set(glyphs)) < 2:  # one glyph repeated ("0000", "|||") is texture read as text, not text
                 continue
             corners = tuple((float(x), float(y)) for x, y in box)
+            if len(glyphs) < 6 and not _plausible_shape(corners, len(glyphs)):
+                continue
             lines.append(TextLine(text=text, confidence=confidence, box=corners))
         lines.sort(key=lambda line: (min(y for _, y in line.box), min(x for x, _ in line.box)))
         return OcrResult(lines=tuple(lines))

@@ -85,12 +85,17 @@ class _Ocr:
     def read(cls, image_bgr: Any) -> list[dict[str, Any]]:
         with cls._lock:
             if cls._engine is None:
-                from rapidocr_onnxruntime import RapidOCR
+                from rapidocr import RapidOCR
 
-                cls._engine = RapidOCR(intra_op_num_threads=1, inter_op_num_threads=1)
-            found, _ = cls._engine(image_bgr)
+                cls._engine = RapidOCR(params={
+                    "Global.log_level": "warning",
+                    "EngineConfig.onnxruntime.intra_op_num_threads": 1,
+                    "EngineConfig.onnxruntime.inter_op_num_threads": 1,
+                })
+            output = cls._engine(image_bgr)
+        found = zip(output.boxes, output.txts, output.scores, strict=True) if output.boxes is not None else ()
         lines = []
-        for box, text, confidence in found or []:
+        for box, text, confidence in found:
             if float(confidence) >= MIN_OCR_CONFIDENCE:
                 xs, ys = [p[0] for p in box], [p[1] for p in box]
                 lines.append({"text": text, "confidence": round(float(confidence), 3),
