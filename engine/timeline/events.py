@@ -237,6 +237,7 @@ class OverlapDecision(Event):
     reason: str = ""
     scores: dict[str, float] = field(default_factory=dict)
     latency_ms: int = 0  # from speech onset to this decision
+    segment_start_ms: int = -1  # the judged speech segment (UserSpeechStart.start_ms / AsrFinal.segment_start_ms)
 
 
 @dataclass(frozen=True, kw_only=True)

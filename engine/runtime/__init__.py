@@ -1,0 +1,19 @@
+"""The dual-loop runtime: turn-taking and overlap policies, the foreground loop, and session building."""
+
+from engine.runtime.mouth import Mouth, TextMouth, Utterance
+from engine.runtime.overlap import (
+    ConversationContext,
+    OverlapFeatures,
+    OverlapOptions,
+    OverlapPolicy,
+    OverlapVerdict,
+)
+from engine.runtime.runtime import Runtime, RuntimeOptions
+from engine.runtime.speaker import SpeakerProfile
+from engine.runtime.turn_taking import EndOfTurnDetector, EndOfTurnOptions, EndOfTurnVerdict
+
+__all__ = [
+    "ConversationContext", "EndOfTurnDetector", "EndOfTurnOptions", "EndOfTurnVerdict", "Mouth", "OverlapFeatures",
+    "OverlapOptions", "OverlapPolicy", "OverlapVerdict", "Runtime", "RuntimeOptions", "SpeakerProfile",
+    "TextMouth", "Utterance",
+]

@@ -1,0 +1,103 @@
+"""`venus duplex`: the full runtime, in real time, with a WAV as the microphone and a WAV as the speaker.
+
+OUT.wav holds only Venus's audio, 16 kHz mono, on IN.wav's timeline (sample 0 of both is the same instant)
+and at least as long as IN.wav. `--input-dir` runs every DIR/*/input.wav (the Full-Duplex-Bench layout),
+loading the models once.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import logging
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+import soundfile as sf
+
+from engine.runtime.session import Shared, load_shared, open_session
+from engine.settings import Settings, load_settings
+
+log = logging.getLogger(__name__)
+
+OUTPUT_RATE = 16000
+_DRAIN_S = 20.0  # after the input ends, how long Venus may finish its answer (the file keeps growing)
+
+
+def run_case(settings: Settings, input_wav: Path, output_wav: Path, *, shared: Shared,
+             timeline_path: Path | None = None, video: str | None = None) -> dict:
+    """Run one conversation in real time; returns a small summary (turns, interruptions, duration)."""
+    try:
+        info = sf.info(str(input_wav))
+    except Exception as exc:
+        raise ValueError(f"{input_wav} is not a readable audio file ({exc})") from exc
+    input_seconds = info.frames / info.samplerate
+    with tempfile.TemporaryDirectory(prefix="venus-duplex-") as tmp:
+        raw_out = Path(tmp) / "venus.wav"
+        session = open_session(settings, mic=input_wav, speaker=raw_out, persist=False, shared=shared,
+                               video=video, output_rate=OUTPUT_RATE)
+        try:
+            session.speech.source.finished.wait(timeout=input_seconds + 60)
+            deadline = time.monotonic() + _DRAIN_S
+            while time.monotonic() < deadline and not session.runtime.wait_idle(timeout=0.2):
+                pass
+            input_start_ms = session.speech._start_ms  # session time of the input's sample 0
+        finally:
+            session.close()
+        audio, rate = sf.read(str(raw_out), dtype="float32", always_2d=True)
+    audio = audio.mean(axis=1)
+    if rate != OUTPUT_RATE:
+        from engine.audio import resample_clip
+
+        audio = resample_clip(audio, rate, OUTPUT_RATE)
+    audio = audio[input_start_ms * OUTPUT_RATE // 1000:]  # align: OUT sample 0 = IN sample 0
+    need = int(np.ceil(input_seconds * OUTPUT_RATE))
+    if len(audio) < need:
+        audio = np.concatenate([audio, np.zeros(need - len(audio), np.float32)])
+    output_wav.parent.mkdir(parents=True, exist_ok=True)
+    sf.write(str(output_wav), audio, OUTPUT_RATE, subtype="PCM_16")
+    events = session.timeline.events()
+    if timeline_path is not None:
+        with open(timeline_path, "w", encoding="utf-8") as fh:
+            for event in events:
+                data = event.to_dict()
+                data["t_input_ms"] = data["t_ms"] - input_start_ms  # on IN.wav's own clock
+                fh.write(json.dumps(data, default=str) + "\n")
+    return {
+        "input": str(input_wav), "output": str(output_wav), "seconds": round(input_seconds, 2),
+        "answers": sum(1 for e in events if e.kind == "assistant_turn_end"),
+        "interruptions": sum(1 for e in events if e.kind == "interruption"),
+    }
+
+
+def run_duplex_command(args: argparse.Namespace) -> int:
+    """Entry point of `venus duplex`."""
+    result = load_settings()
+    if result.problem:
+        print(f"warning: {result.problem}", file=sys.stderr)
+    settings = result.settings
+    if args.input_dir:
+        root = Path(args.input_dir)
+        cases = sorted(root.glob("*/input.wav"))
+        if not cases:
+            print(f"venus duplex: no */input.wav under {root}", file=sys.stderr)
+            return 2
+        jobs = [(case, case.parent / "output.wav", case.parent / "timeline.jsonl") for case in cases]
+    else:
+        if not args.output:
+            print("venus duplex: --input needs --output OUT.wav", file=sys.stderr)
+            return 2
+        jobs = [(Path(args.input), Path(args.output), Path(args.timeline) if args.timeline else None)]
+    shared = load_shared(settings, speech=True)
+    try:
+        for i, (input_wav, output_wav, timeline_path) in enumerate(jobs, 1):
+            summary = run_case(settings, input_wav, output_wav, shared=shared, timeline_path=timeline_path,
+                               video=args.video)
+            print(f"[{i}/{len(jobs)}] {input_wav}: {summary['answers']} answers, "
+                  f"{summary['interruptions']} interruptions -> {output_wav}", flush=True)
+    finally:
+        shared.close()
+    return 0

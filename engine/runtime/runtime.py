@@ -1,0 +1,573 @@
+"""The foreground loop: an explicit turn-taking state machine driven by timeline events.
+
+Perception, the LLM, the voice and the harness all write to the timeline; the runtime reads it (through a
+queue, so no producer ever waits for it), keeps the conversation's state (listening, user speaking, thinking,
+speaking, yielding) and decides who has the floor. Urgent control never queues: a user speech onset while
+Venus talks ducks the voice on the perception thread itself, and `stop_talking` silences it on the caller's
+thread before any bookkeeping.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import logging
+import queue
+import re
+import threading
+import uuid
+from collections import deque
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from engine.runtime.mouth import Mouth, Utterance
+from engine.runtime.overlap import (
+    ConversationContext,
+    OverlapFeatures,
+    OverlapOptions,
+    OverlapPolicy,
+    OverlapVerdict,
+)
+from engine.runtime.turn_taking import EndOfTurnDetector, EndOfTurnOptions
+from engine.settings import Settings
+from engine.timeline import events as ev
+from engine.timeline.timeline import Timeline
+
+log = logging.getLogger(__name__)
+
+State = ev.RuntimeStateName
+_WATCHED = {
+    ev.Kind.USER_SPEECH_START, ev.Kind.USER_SPEECH_END, ev.Kind.ASR_PARTIAL, ev.Kind.ASR_FINAL, ev.Kind.USER_TEXT,
+    ev.Kind.VIDEO_OBSERVATION, ev.Kind.DELEGATION_RESULT, ev.Kind.DELEGATION_FAILED, ev.Kind.REMINDER_FIRED,
+    ev.Kind.CONFIRMATION_REQUESTED,
+}
+_URGENT = (ev.ReminderFired, ev.ConfirmationRequested)
+
+
+@dataclass(frozen=True)
+class RuntimeOptions:
+    """Timings of the foreground loop."""
+
+    tick_ms: int = 20  # how often silence, overlap deadlines and delivery gaps are checked
+    proactive_gap_ms: int = 1500  # quiet this long (user and Venus) before a background result is spoken
+    resume_gap_ms: int = 300  # after a false interruption, wait this long before resuming the answer
+    heard_wait_s: float = 0.5  # after stop(), how long to wait for the cut clause's heard-word report
+    final_wait_ms: int = 2500  # end the turn on the partial if the final transcript is this late
+    acknowledge_replies: bool = True  # say "Okay." after a spoken yes / no / cancel aimed at a task
+
+    def __post_init__(self) -> None:
+        if self.tick_ms < 1 or self.proactive_gap_ms < 0 or self.resume_gap_ms < 0 or self.final_wait_ms < 0:
+            raise ValueError("RuntimeOptions: tick_ms must be >= 1 and the gaps >= 0")
+
+
+@dataclass
+class _Overlap:
+    """Speech heard while Venus had the floor, being judged."""
+
+    onset_ms: int
+    turn_id: str
+    words: str = ""
+    final: str | None = None
+    speech_active: bool = True
+    ended_ms: int = -1
+    verdict: OverlapVerdict | None = None
+    stopped: bool = False
+
+
+class Runtime:
+    """Venus's foreground loop: turn-taking, overlaps, interruptions and proactive delivery."""
+
+    def __init__(
+        self,
+        timeline: Timeline,
+        conversation: Any,  # engine.llm.Conversation
+        mouth: Mouth,
+        *,
+        harness: Any = None,  # harness.Harness, reached only through submit/cancel/answers
+        settings: Settings | None = None,
+        end_of_turn: EndOfTurnDetector | None = None,
+        overlap: OverlapPolicy | None = None,
+        vision: Any = None,  # engine.vision.VisionService, optional
+        options: RuntimeOptions | None = None,
+    ) -> None:
+        self.timeline = timeline
+        self.conversation = conversation
+        self.mouth = mouth
+        self.harness = harness
+        self.vision = vision
+        self.settings = settings or Settings()
+        conv = self.settings.conversation
+        self.end_of_turn = end_of_turn or EndOfTurnDetector(
+            options=EndOfTurnOptions.from_base_silence(conv.end_of_turn_silence_ms))
+        self.overlap = overlap or OverlapPolicy(OverlapOptions(sensitivity=conv.duplex_sensitivity))
+        self.options = options or RuntimeOptions()
+        self.state = State.LISTENING
+        self._inbox: queue.SimpleQueue[tuple[str, Any]] = queue.SimpleQueue()
+        self._closing = threading.Event()
+        self._idle = threading.Event()
+        self._idle.set()
+        # the user's current turn
+        self._user_text: list[str] = []
+        self._partial = ""
+        self._segment_open = False
+        self._silence_since: int | None = None
+        self._awaiting_final = False
+        self._reply: str | None = None  # a yes/no/cancel the harness took from this turn
+        # Venus's current turn
+        self._turn: Any = None
+        self._utterance: Utterance | None = None
+        self._overlap: _Overlap | None = None
+        self._side_conversation_until = -1
+        self._resume_at: int | None = None
+        self._deliveries: deque[ev.Event] = deque()
+        self._last_activity_ms = 0
+        self._facing: bool | None = None
+        self._person_present: bool | None = None
+        self._muted = False
+        # loudness calibration (dBFS after echo cancellation)
+        self._level_now = -100.0
+        self._user_levels: deque[float] = deque(maxlen=200)
+        self._unsubscribe = timeline.subscribe(self._on_event)
+        self._thread = threading.Thread(target=self._loop, name="venus-runtime", daemon=True)
+
+    # ---- life cycle ------------------------------------------------------------------------------------------
+
+    def start(self) -> Runtime:
+        """Start the loop thread; returns self."""
+        self.timeline.append(ev.RuntimeState(state=self.state))
+        # Evaluate the system prompt (persona, tools) now, while the user is still speaking, not after.
+        threading.Thread(target=self._prefill, name="venus-prefill", daemon=True).start()
+        self._thread.start()
+        return self
+
+    def _prefill(self) -> None:
+        try:
+            self.conversation.sync()
+        except Exception:  # a failing model shows up again, with its notice, at the first answer
+            log.exception("prefilling the context failed")
+
+    def close(self) -> None:
+        """Stop talking, stop the loop and detach from the timeline."""
+        self._unsubscribe()
+        self.mouth.stop()
+        self.conversation.cancel()
+        self._closing.set()
+        self._thread.join(timeout=5)
+
+    def wait_idle(self, timeout: float = 60.0) -> bool:
+        """Block until Venus is listening with nothing to say or deliver (for chat and tests)."""
+        return self._idle.wait(timeout)
+
+    # ---- the controller API (UI, terminal chat); each call is safe from any thread -----------------------------
+
+    def send_text(self, text: str) -> None:
+        """The user typed `text`: it goes on the timeline and gets an answer."""
+        if text.strip():
+            self._idle.clear()
+            self.timeline.append(ev.UserText(text=text.strip()))
+
+    def stop_talking(self) -> None:
+        """Silence Venus now (on this thread) and cut its turn to what was heard."""
+        self.mouth.stop()
+        self._post("stop", "the user pressed stop")
+
+    def set_muted(self, muted: bool) -> None:
+        """Stop (or resume) treating microphone speech as input."""
+        self._post("mute", muted)
+
+    def push_to_talk(self, pressed: bool) -> None:
+        """Key down: listen (and yield the floor); key up: the user's turn is over."""
+        if pressed:
+            self.mouth.stop()
+        self._post("ptt", pressed)
+
+    def cancel_task(self, task_id: str) -> None:
+        """Cancel a background task."""
+        if self.harness is not None:
+            self.harness.cancel(task_id)
+
+    def answer_confirmation(self, task_id: str, approved: bool) -> None:
+        """Approve or deny an 'ask' tool call from the UI."""
+        if self.harness is not None:
+            self.harness.answer_confirmation(task_id, approved, source="ui")
+
+    def set_camera(self, enabled: bool) -> None:
+        """Turn the camera on or off."""
+        if self.vision is not None:
+            (self.vision.start if enabled else self.vision.stop)()
+
+    def on_level(self, level_db: float) -> None:
+        """Mic level callback from the speech pipeline (perception thread): only stores a number."""
+        self._level_now = level_db
+        if self._segment_open and self._overlap is None:
+            self._user_levels.append(level_db)
+
+    # ---- plumbing -------------------------------------------------------------------------------------------
+
+    def _post(self, command: str, value: Any) -> None:
+        self._idle.clear()
+        self._inbox.put((command, value))
+
+    def _on_event(self, event: ev.Event) -> None:
+        # Runs on whichever thread appended the event: enqueue only, except the urgent duck.
+        if event.kind not in _WATCHED:
+            return
+        if isinstance(event, ev.UserSpeechStart) and not self._muted and self.mouth.speaking:
+            self.mouth.duck()
+        if not isinstance(event, ev.VideoObservation):
+            self._idle.clear()
+        self._inbox.put(("event", event))
+
+    def _loop(self) -> None:
+        tick = self.options.tick_ms / 1000
+        while not self._closing.is_set():
+            try:
+                command, value = self._inbox.get(timeout=tick)
+            except queue.Empty:
+                command, value = "", None
+            try:
+                if command == "event":
+                    self._handle(value)
+                elif command:
+                    self._command(command, value)
+                self._tick()
+            except Exception:  # the loop must survive any single failure; it is logged and noticed
+                log.exception("runtime step failed")
+                self.timeline.append(ev.SystemNotice(level="error", code="runtime-error",
+                                                     text="Venus hit an internal error and recovered; see the log."))
+                self._to(State.LISTENING)
+
+    def _to(self, state: State) -> None:
+        if state != self.state:
+            previous, self.state = self.state, state
+            self.timeline.append(ev.RuntimeState(state=state, previous=previous))
+
+    def _now(self) -> int:
+        return self.timeline.now_ms()
+
+    # ---- events ---------------------------------------------------------------------------------------------
+
+    def _handle(self, event: ev.Event) -> None:
+        if isinstance(event, ev.UserSpeechStart):
+            self._on_speech_start(event)
+        elif isinstance(event, ev.AsrPartial):
+            if self._overlap is not None and event.segment_start_ms == self._overlap.onset_ms:
+                self._overlap.words = event.text
+            elif not self._muted:
+                self._partial = event.text
+        elif isinstance(event, ev.UserSpeechEnd):
+            self._on_speech_end(event)
+        elif isinstance(event, ev.AsrFinal):
+            self._on_final(event)
+        elif isinstance(event, ev.UserText):
+            self._on_typed(event)
+        elif isinstance(event, ev.VideoObservation):
+            if event.person_present is not None:
+                self._person_present = event.person_present
+            if event.facing_screen is not None:
+                self._facing = event.facing_screen
+        else:  # results, failures, reminders and confirmation requests wait for a natural gap
+            self._deliveries.append(event)
+
+    def _venus_has_floor(self) -> bool:
+        # between two clauses nothing may be playing, but the floor is still Venus's
+        return self._turn_active() and (self.state == State.SPEAKING or self.mouth.speaking)
+
+    def _on_speech_start(self, event: ev.UserSpeechStart) -> None:
+        if self._muted:
+            return
+        self._last_activity_ms = self._now()
+        if self._venus_has_floor():
+            if self._overlap is None:
+                turn_id = self._turn.turn_id if self._turn is not None else ""
+                self._overlap = _Overlap(onset_ms=event.start_ms, turn_id=turn_id)
+            return
+        if self.state == State.THINKING and self._turn_active():
+            # the user went on talking before Venus said anything: drop the answer, keep listening
+            self._interrupt("the user kept talking before the answer started")
+        self._resume_at = None
+        self._segment_open = True
+        self._silence_since = None
+        self._to(State.USER_SPEAKING)
+
+    def _on_speech_end(self, event: ev.UserSpeechEnd) -> None:
+        if self._muted:
+            return
+        self._last_activity_ms = self._now()
+        overlap = self._overlap
+        if overlap is not None and event.start_ms == overlap.onset_ms:
+            overlap.speech_active, overlap.ended_ms = False, event.end_ms
+            if overlap.stopped:  # it was an interruption: the segment is the user's turn
+                self._segment_open, self._silence_since, self._awaiting_final = False, event.end_ms, True
+            return
+        self._segment_open = False
+        self._silence_since = event.end_ms
+        self._awaiting_final = True
+
+    def _on_final(self, event: ev.AsrFinal) -> None:
+        if self._muted:
+            return
+        text = event.text.strip()
+        overlap = self._overlap
+        if overlap is not None and event.segment_start_ms == overlap.onset_ms:
+            overlap.final = text
+            self._judge_overlap(final=True)
+            return
+        self._awaiting_final = False
+        if not text:
+            if not self._user_text and not self._segment_open and self.state == State.USER_SPEAKING:
+                self._to(State.LISTENING)  # a noise or an echo the VAD let through: nothing was said
+            return
+        self._user_text.append(text)
+        if self.harness is not None and self._reply is None:
+            reply = self.harness.handle_user_text(text, source="voice")
+            self._reply = str(reply) if reply is not None else None
+
+    def _on_typed(self, event: ev.UserText) -> None:
+        if self._turn_active() or self.mouth.speaking:
+            self.mouth.stop()
+            self._interrupt("the user typed a new message")
+        self._user_text, self._partial = [], ""
+        reply = self.harness.handle_user_text(event.text, source="ui") if self.harness is not None else None
+        self._reply = str(reply) if reply is not None else None
+        self._end_user_turn()
+
+    def _command(self, command: str, value: Any) -> None:
+        if command == "stop":
+            if self._turn_active() or self._utterance is not None:
+                self._interrupt(str(value))
+                self._to(State.LISTENING)
+        elif command == "mute":
+            self._muted = bool(value)
+            if self._muted:
+                self._segment_open, self._user_text, self._partial, self._silence_since = False, [], "", None
+                if self.state == State.USER_SPEAKING:
+                    self._to(State.LISTENING)
+        elif command == "ptt":
+            if value:
+                if self._turn_active():
+                    self._interrupt("push-to-talk pressed")
+                self._muted = False
+                self._to(State.USER_SPEAKING)
+            else:
+                self._muted = True
+                if self._user_text or self._partial:
+                    self._end_user_turn()
+                else:
+                    self._to(State.LISTENING)
+
+    # ---- timers ---------------------------------------------------------------------------------------------
+
+    def _tick(self) -> None:
+        now = self._now()
+        if self._overlap is not None and self._overlap.verdict is None:
+            self._judge_overlap(final=False)
+        if self.state in (State.USER_SPEAKING, State.YIELDING) and not self._segment_open:
+            self._check_end_of_turn(now)
+        if self.state == State.THINKING and self.mouth.speaking:
+            self._to(State.SPEAKING)
+        if self.state in (State.THINKING, State.SPEAKING) and self._turn_finished():
+            self._turn, self._utterance = None, None
+            self._last_activity_ms = now
+            self._to(State.LISTENING)
+        if self._resume_at is not None and now >= self._resume_at and self.state == State.LISTENING \
+                and not self._segment_open:
+            self._resume_at = None
+            self._respond(actions=(ev.Action.RESUME, ev.Action.RESPOND))
+        if self._deliveries and self.state == State.LISTENING and not self._segment_open:
+            self._maybe_deliver(now)
+        if self.state == State.LISTENING and not self._deliveries and self._resume_at is None \
+                and not self._segment_open and self._overlap is None and self._inbox.empty():
+            self._idle.set()
+
+    def _check_end_of_turn(self, now: int) -> None:
+        if self._silence_since is None:
+            return
+        silence = now - self._silence_since
+        text = " ".join(self._user_text) or self._partial
+        if not text:
+            if silence > self.end_of_turn.options.max_silence_ms and not self._awaiting_final:
+                self._to(State.LISTENING)
+            return
+        late_final = self._awaiting_final and silence > self.options.final_wait_ms
+        if self._awaiting_final and not late_final:
+            return  # the context needs the final words; the decision waits for them
+        verdict = self.end_of_turn.decide(silence, text, is_final=not self._awaiting_final)
+        if verdict.end_of_turn:
+            if late_final and not self._user_text:
+                self.timeline.append(ev.UserText(text=self._partial))  # the final never came: keep the words
+            self._end_user_turn()
+
+    # ---- overlaps -------------------------------------------------------------------------------------------
+
+    def _context(self) -> ConversationContext:
+        conv = self.settings.conversation
+        speaking = ""
+        if self._turn is not None:
+            spans = [e for e in self.timeline.events(kinds=[ev.Kind.SPEECH_SPAN]) if e.turn_id == self._turn.turn_id]
+            speaking = spans[-1].planned_text if spans else ""
+        return ConversationContext(assistant_name=conv.assistant_name, speaking_text=speaking,
+                                   user_name=conv.user_name,
+                                   side_conversation=self._now() < self._side_conversation_until)
+
+    def _relative_loudness(self) -> float | None:
+        if len(self._user_levels) < 20:  # about a second of the user's own speech calibrates the level
+            return None
+        levels = sorted(self._user_levels)
+        return self._level_now - levels[len(levels) // 2]
+
+    def _judge_overlap(self, *, final: bool) -> None:
+        overlap = self._overlap
+        assert overlap is not None
+        features = OverlapFeatures(
+            elapsed_ms=max(0, self._now() - overlap.onset_ms), speech_active=overlap.speech_active,
+            words=overlap.final if overlap.final is not None else overlap.words, is_final=overlap.final is not None,
+            loudness_db=self._relative_loudness(), facing_screen=self._facing,
+        )
+        context = self._context()
+        if overlap.verdict is None:
+            verdict = self.overlap.decide(features, context)
+            if verdict.kind is None:
+                if final:  # the segment closed before the policy could tell: it was not a claim on the floor
+                    self.mouth.unduck()
+                    self._overlap = None
+                return
+            overlap.verdict = verdict
+            self._record(verdict, overlap)
+            if verdict.stop:
+                overlap.stopped = True
+                self._interrupt(f"overlap judged {verdict.kind}: {verdict.reason}")
+                self._take_overlap_as_user_turn(overlap)
+            else:
+                self.mouth.unduck()
+                if verdict.kind == ev.OverlapKind.OTHER_ADDRESSEE:
+                    self._side_conversation_until = self._now() + 6000
+        if final and overlap.verdict is not None:
+            self._review(overlap, features, context)
+
+    def _record(self, verdict: OverlapVerdict, overlap: _Overlap) -> None:
+        self.timeline.append(dataclasses.replace(verdict.to_event(), segment_start_ms=overlap.onset_ms))
+
+    def _take_overlap_as_user_turn(self, overlap: _Overlap) -> None:
+        self._to(State.YIELDING)
+        self._segment_open = overlap.speech_active
+        self._silence_since = None if overlap.speech_active else overlap.ended_ms
+        self._awaiting_final = overlap.final is None
+        if overlap.final:
+            self._user_text.append(overlap.final)
+
+    def _review(self, overlap: _Overlap, features: OverlapFeatures, context: ConversationContext) -> None:
+        self._overlap = None
+        earlier = overlap.verdict
+        assert earlier is not None
+        review = self.overlap.review(earlier, features, context)
+        if review.kind is None or review.kind == earlier.kind:
+            if overlap.stopped and overlap.final:
+                self._awaiting_final = False
+                if overlap.final not in self._user_text:
+                    self._user_text.append(overlap.final)
+            return
+        self._record(review, overlap)
+        if overlap.stopped and not review.stop:
+            # a false interruption: nothing needed an answer, so the unfinished answer resumes
+            self._user_text = [t for t in self._user_text if t != overlap.final]
+            self._segment_open, self._silence_since, self._awaiting_final = False, None, False
+            self._to(State.LISTENING)
+            self._resume_at = self._now() + self.options.resume_gap_ms
+        elif not overlap.stopped and review.stop:
+            self._interrupt(f"overlap judged {review.kind} once the words were in: {review.reason}")
+            overlap.stopped = True
+            self._take_overlap_as_user_turn(overlap)
+            self._awaiting_final = False
+
+    # ---- Venus's turns --------------------------------------------------------------------------------------
+
+    def _turn_active(self) -> bool:
+        return (self._turn is not None and not self._turn.done.is_set()) or (
+            self._utterance is not None and not self._utterance.done.is_set())
+
+    def _turn_finished(self) -> bool:
+        turn_done = self._turn is None or self._turn.done.is_set()
+        said = self._utterance is None or self._utterance.done.is_set()
+        return turn_done and said and not self.mouth.speaking
+
+    def _end_user_turn(self) -> None:
+        reply = self._reply
+        self._user_text, self._partial, self._silence_since, self._reply = [], "", None, None
+        self._awaiting_final, self._segment_open = False, False
+        if reply is not None and self.options.acknowledge_replies:
+            self._say({"yes": "Okay, going ahead.", "no": "Okay, I won't.", "cancel": "Okay, I've stopped it."}
+                      .get(reply, "Okay."))
+            return
+        self._respond()
+
+    def _respond(self, actions: Sequence[ev.Action] | None = None) -> None:
+        turn = self.conversation.respond(actions=actions)
+        self._turn = turn
+        self._utterance = self.mouth.speak(turn.turn_id, self._clauses(turn))
+        self._to(State.THINKING)
+
+    def _clauses(self, turn: Any) -> Iterator[str]:
+        # Runs on the voice's worker thread: hand a delegation to the harness (never blocks), then speak.
+        turn.decided.wait()
+        decision = turn.decision
+        if decision is not None and decision.action == ev.Action.DELEGATE and self.harness is not None:
+            self.harness.submit(decision.tool, decision.arguments, turn_id=turn.turn_id)
+        for chunk in turn.chunks():
+            yield chunk + " "  # the voice re-splits the stream into clauses: keep the word boundary
+
+    def _say(self, text: str) -> None:
+        """Speak a fixed sentence (reminders, acknowledgements); it joins the context as an assistant turn."""
+        turn_id = uuid.uuid4().hex[:12]
+        self.timeline.append(ev.ControlDecision(turn_id=turn_id, action=ev.Action.RESPOND))
+        self.timeline.append(ev.AssistantTurnEnd(turn_id=turn_id, text=text, heard_text=text, reason="notice"))
+        self._turn = None
+        self._utterance = self.mouth.speak(turn_id, iter([text]))
+        self._to(State.THINKING)
+
+    def _interrupt(self, reason: str) -> None:
+        """Stop speaking and cut the current LLM turn to the words the user heard."""
+        self.mouth.stop()
+        turn, utterance = self._turn, self._utterance
+        self._turn, self._utterance = None, None
+        if turn is None:
+            return
+        self.conversation.cancel()
+        if utterance is not None:
+            utterance.done.wait(self.options.heard_wait_s)  # the cut clause's heard words are reported by then
+        self.conversation.apply_interruption(turn.turn_id, self._heard_text(turn.turn_id), reason)
+
+    def _heard_text(self, turn_id: str) -> str:
+        heard_of = getattr(self.mouth, "heard_text", None)
+        if heard_of is not None:
+            return heard_of(turn_id)
+        words: list[str] = []
+        for span in self.timeline.events(kinds=[ev.Kind.SPEECH_SPAN]):
+            if span.turn_id == turn_id:
+                words.extend(span.heard_words)
+        return " ".join(words)
+
+    # ---- proactive delivery ---------------------------------------------------------------------------------
+
+    def _maybe_deliver(self, now: int) -> None:
+        urgent = next((e for e in self._deliveries if isinstance(e, _URGENT)), None)
+        if urgent is None:
+            quiet = now - self._last_activity_ms >= self.options.proactive_gap_ms
+            if not quiet or self._person_present is False:  # never to an empty room; it waits until they return
+                return
+        event = urgent or self._deliveries[0]
+        self._deliveries.remove(event)
+        if isinstance(event, ev.ReminderFired):
+            self._say(f"Excuse me, a reminder: {event.text}")
+        elif isinstance(event, ev.ConfirmationRequested):
+            if event.task_id in (self.harness.pending_confirmations() if self.harness is not None else []):
+                self._say(f"Before I go ahead: {_confirmation_text(event)} Shall I? Say yes or no.")
+        else:  # a task finished or failed: the model weaves it into the conversation, in words only
+            self._respond(actions=(ev.Action.RESPOND,))
+
+
+def _confirmation_text(event: ev.ConfirmationRequested) -> str:
+    if event.prompt:
+        return event.prompt.rstrip(".") + "."
+    args = ", ".join(f"{k} {v}" for k, v in event.arguments.items())
+    return f"{re.sub(r'[_-]', ' ', event.tool)} with {args}." if args else f"{event.tool}."
