@@ -55,12 +55,13 @@ def render_messages(events: Sequence[ev.Event], tools: Sequence[ToolSpec], optio
 
     turns: dict[str, _Turn] = {}
     order: list[tuple[str, object]] = []  # ("user", [texts]) / ("turn", turn_id) / ("note", text)
+    not_for_venus = _segments_not_addressed(events)
     for event in events:
         if event.seq < start_seq:
             continue
         if isinstance(event, ev.AsrFinal | ev.UserText):
             text = event.text.strip()
-            if not text:
+            if not text or (isinstance(event, ev.AsrFinal) and event.segment_start_ms in not_for_venus):
                 continue
             if order and order[-1][0] == "user":
                 order[-1][1].append(text)  # type: ignore[attr-defined]
@@ -101,6 +102,16 @@ def render_messages(events: Sequence[ev.Event], tools: Sequence[ToolSpec], optio
             content = turn.text if turn.heard is None else cut_to_heard(turn.heard, turn.text)
             messages.append(ChatMessage("assistant", content, control=turn.control))
     return messages
+
+
+def _segments_not_addressed(events: Sequence[ev.Event]) -> set[int]:
+    # Speech overlapping Venus that the overlap policy judged a backchannel, background speech, echo or
+    # speech to someone else stays on the timeline but is not a user turn; the latest verdict per segment wins.
+    verdicts: dict[int, ev.OverlapKind] = {}
+    for event in events:
+        if isinstance(event, ev.OverlapDecision) and event.segment_start_ms >= 0:
+            verdicts[event.segment_start_ms] = event.verdict
+    return {start for start, verdict in verdicts.items() if verdict != ev.OverlapKind.INTERRUPTION}
 
 
 def cut_to_heard(heard_text: str, generated: str = "") -> str:

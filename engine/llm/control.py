@@ -168,6 +168,21 @@ def describe_actions(tools: Sequence[ToolSpec]) -> str:
         lines.append('{"action": "delegate", "tool": NAME, "arguments": {...}} to start a background task.')
         lines.append("Tools:")
         for tool in tools:
-            schema = json.dumps(tool.parameters, ensure_ascii=False, separators=(",", ":"))
-            lines.append(f"- {tool.name}: {tool.description} Arguments: {schema}")
+            lines.append(f"- {tool.name}({_signature(tool.parameters)}): {_first_sentence(tool.description)}")
     return "\n".join(lines)
+
+
+def _signature(schema: dict[str, Any]) -> str:
+    # A compact argument list ("expression: string, max_results?: integer"): the grammar enforces the exact
+    # schema, so the prompt only has to tell the model what exists (full JSON schemas cost ~4x the tokens).
+    required = set(schema.get("required", ()))
+    parts = []
+    for name, prop in schema.get("properties", {}).items():
+        kind = prop.get("type", "value") if isinstance(prop, dict) else "value"
+        parts.append(f"{name}{'' if name in required else '?'}: {kind}")
+    return ", ".join(parts)
+
+
+def _first_sentence(text: str) -> str:
+    head = text.strip().split(". ")[0].rstrip(".")
+    return head + "."

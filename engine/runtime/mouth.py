@@ -39,6 +39,7 @@ class TextMouth:
         self._active = 0
         self._lock = threading.Lock()
         self._generation = 0
+        self._delivered: dict[str, list[str]] = {}
 
     def speak(self, turn_id: str, text_chunks: Iterable[str]) -> Utterance:
         """Consume the chunks on a small thread, handing each to `on_clause`."""
@@ -53,6 +54,7 @@ class TextMouth:
                     if generation != self._generation:
                         break
                     self.on_clause(turn_id, chunk)
+                    self._delivered.setdefault(turn_id, []).append(chunk.strip())
             finally:
                 with self._lock:
                     self._active -= 1
@@ -60,6 +62,10 @@ class TextMouth:
 
         threading.Thread(target=run, name=f"venus-text-{turn_id}", daemon=True).start()
         return Utterance(turn_id, done)
+
+    def heard_text(self, turn_id: str) -> str:
+        """Everything delivered for a turn (in text, delivered means read)."""
+        return " ".join(c for c in self._delivered.get(turn_id, []) if c)
 
     def stop(self) -> None:
         """Drop what has not been delivered yet."""

@@ -17,6 +17,7 @@ import threading
 import uuid
 from collections import deque
 from collections.abc import Iterator, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any
 
@@ -52,12 +53,24 @@ class RuntimeOptions:
     proactive_gap_ms: int = 1500  # quiet this long (user and Venus) before a background result is spoken
     resume_gap_ms: int = 300  # after a false interruption, wait this long before resuming the answer
     heard_wait_s: float = 0.5  # after stop(), how long to wait for the cut clause's heard-word report
-    final_wait_ms: int = 2500  # end the turn on the partial if the final transcript is this late
+    final_wait_ms: int = 8000  # a final transcript later than this is given up on (the turn ends without it)
     acknowledge_replies: bool = True  # say "Okay." after a spoken yes / no / cancel aimed at a task
 
     def __post_init__(self) -> None:
         if self.tick_ms < 1 or self.proactive_gap_ms < 0 or self.resume_gap_ms < 0 or self.final_wait_ms < 0:
             raise ValueError("RuntimeOptions: tick_ms must be >= 1 and the gaps >= 0")
+
+
+class _TurnRef:
+    """Venus's turn as the loop sees it: queued, then an LLM turn (or a fixed sentence) being spoken."""
+
+    def __init__(self, turn_id: str, *, from_llm: bool) -> None:
+        self.turn_id = turn_id
+        self.from_llm = from_llm
+        self.turn: Any = None  # the engine.llm AssistantTurn, once started
+        self.utterance: Utterance | None = None
+        self.cancelled = False
+        self.done = threading.Event()  # everything generated and played, or dropped
 
 
 @dataclass
@@ -114,8 +127,10 @@ class Runtime:
         self._awaiting_final = False
         self._reply: str | None = None  # a yes/no/cancel the harness took from this turn
         # Venus's current turn
-        self._turn: Any = None
-        self._utterance: Utterance | None = None
+        self._turn: _TurnRef | None = None  # Venus's current (or starting) turn
+        # Every call into the LLM runs on this one worker, in order, so the loop never waits for a model and
+        # an interruption's cut always lands before the next answer starts.
+        self._llm_jobs = ThreadPoolExecutor(max_workers=1, thread_name_prefix="venus-llm-control")
         self._overlap: _Overlap | None = None
         self._side_conversation_until = -1
         self._resume_at: int | None = None
@@ -136,7 +151,7 @@ class Runtime:
         """Start the loop thread; returns self."""
         self.timeline.append(ev.RuntimeState(state=self.state))
         # Evaluate the system prompt (persona, tools) now, while the user is still speaking, not after.
-        threading.Thread(target=self._prefill, name="venus-prefill", daemon=True).start()
+        self._llm_jobs.submit(self._prefill)
         self._thread.start()
         return self
 
@@ -150,9 +165,12 @@ class Runtime:
         """Stop talking, stop the loop and detach from the timeline."""
         self._unsubscribe()
         self.mouth.stop()
+        if self._turn is not None:
+            self._turn.cancelled = True
         self.conversation.cancel()
         self._closing.set()
         self._thread.join(timeout=5)
+        self._llm_jobs.shutdown(wait=True, cancel_futures=True)
 
     def wait_idle(self, timeout: float = 60.0) -> bool:
         """Block until Venus is listening with nothing to say or deliver (for chat and tests)."""
@@ -334,7 +352,7 @@ class Runtime:
 
     def _command(self, command: str, value: Any) -> None:
         if command == "stop":
-            if self._turn_active() or self._utterance is not None:
+            if self._turn is not None:
                 self._interrupt(str(value))
                 self._to(State.LISTENING)
         elif command == "mute":
@@ -367,7 +385,7 @@ class Runtime:
         if self.state == State.THINKING and self.mouth.speaking:
             self._to(State.SPEAKING)
         if self.state in (State.THINKING, State.SPEAKING) and self._turn_finished():
-            self._turn, self._utterance = None, None
+            self._turn = None
             self._last_activity_ms = now
             self._to(State.LISTENING)
         if self._resume_at is not None and now >= self._resume_at and self.state == State.LISTENING \
@@ -389,13 +407,10 @@ class Runtime:
             if silence > self.end_of_turn.options.max_silence_ms and not self._awaiting_final:
                 self._to(State.LISTENING)
             return
-        late_final = self._awaiting_final and silence > self.options.final_wait_ms
-        if self._awaiting_final and not late_final:
-            return  # the context needs the final words; the decision waits for them
+        if self._awaiting_final and silence < self.options.final_wait_ms:
+            return  # the context is the timeline, so the answer waits for the final words
         verdict = self.end_of_turn.decide(silence, text, is_final=not self._awaiting_final)
         if verdict.end_of_turn:
-            if late_final and not self._user_text:
-                self.timeline.append(ev.UserText(text=self._partial))  # the final never came: keep the words
             self._end_user_turn()
 
     # ---- overlaps -------------------------------------------------------------------------------------------
@@ -483,13 +498,10 @@ class Runtime:
     # ---- Venus's turns --------------------------------------------------------------------------------------
 
     def _turn_active(self) -> bool:
-        return (self._turn is not None and not self._turn.done.is_set()) or (
-            self._utterance is not None and not self._utterance.done.is_set())
+        return self._turn is not None and not self._turn.done.is_set()
 
     def _turn_finished(self) -> bool:
-        turn_done = self._turn is None or self._turn.done.is_set()
-        said = self._utterance is None or self._utterance.done.is_set()
-        return turn_done and said and not self.mouth.speaking
+        return (self._turn is None or self._turn.done.is_set()) and not self.mouth.speaking
 
     def _end_user_turn(self) -> None:
         reply = self._reply
@@ -502,10 +514,27 @@ class Runtime:
         self._respond()
 
     def _respond(self, actions: Sequence[ev.Action] | None = None) -> None:
-        turn = self.conversation.respond(actions=actions)
-        self._turn = turn
-        self._utterance = self.mouth.speak(turn.turn_id, self._clauses(turn))
+        ref = _TurnRef(uuid.uuid4().hex[:12], from_llm=True)
+        self._turn = ref
         self._to(State.THINKING)
+        self._llm_jobs.submit(self._run_turn, ref, actions)
+
+    def _run_turn(self, ref: _TurnRef, actions: Sequence[ev.Action] | None) -> None:
+        # LLM worker: start the turn, hand its clauses to the voice, and wait until they were played.
+        try:
+            if ref.cancelled:
+                return
+            ref.turn = self.conversation.respond(turn_id=ref.turn_id, actions=actions)
+            if ref.cancelled:
+                ref.turn.cancel()
+            ref.utterance = self.mouth.speak(ref.turn_id, self._clauses(ref.turn))
+            ref.utterance.done.wait()
+        except Exception:
+            log.exception("assistant turn %s failed to start", ref.turn_id)
+            self.timeline.append(ev.SystemNotice(level="error", code="backend-failed",
+                                                 text="Venus could not answer; see the log."))
+        finally:
+            ref.done.set()
 
     def _clauses(self, turn: Any) -> Iterator[str]:
         # Runs on the voice's worker thread: hand a delegation to the harness (never blocks), then speak.
@@ -518,24 +547,39 @@ class Runtime:
 
     def _say(self, text: str) -> None:
         """Speak a fixed sentence (reminders, acknowledgements); it joins the context as an assistant turn."""
-        turn_id = uuid.uuid4().hex[:12]
-        self.timeline.append(ev.ControlDecision(turn_id=turn_id, action=ev.Action.RESPOND))
-        self.timeline.append(ev.AssistantTurnEnd(turn_id=turn_id, text=text, heard_text=text, reason="notice"))
-        self._turn = None
-        self._utterance = self.mouth.speak(turn_id, iter([text]))
+        ref = _TurnRef(uuid.uuid4().hex[:12], from_llm=False)
+        self.timeline.append(ev.ControlDecision(turn_id=ref.turn_id, action=ev.Action.RESPOND))
+        self.timeline.append(ev.AssistantTurnEnd(turn_id=ref.turn_id, text=text, heard_text=text, reason="notice"))
+        self._turn = ref
         self._to(State.THINKING)
 
+        def speak() -> None:
+            try:
+                if not ref.cancelled:
+                    ref.utterance = self.mouth.speak(ref.turn_id, iter([text]))
+                    ref.utterance.done.wait()
+            finally:
+                ref.done.set()
+
+        self._llm_jobs.submit(speak)
+
     def _interrupt(self, reason: str) -> None:
-        """Stop speaking and cut the current LLM turn to the words the user heard."""
+        """Stop speaking now; the LLM worker then cuts the turn to the words the user heard."""
         self.mouth.stop()
-        turn, utterance = self._turn, self._utterance
-        self._turn, self._utterance = None, None
-        if turn is None:
+        ref, self._turn = self._turn, None
+        if ref is None:
             return
-        self.conversation.cancel()
-        if utterance is not None:
-            utterance.done.wait(self.options.heard_wait_s)  # the cut clause's heard words are reported by then
-        self.conversation.apply_interruption(turn.turn_id, self._heard_text(turn.turn_id), reason)
+        ref.cancelled = True
+        if ref.from_llm:
+            self.conversation.cancel()  # urgent: stops the decode before its next step, takes no lock
+            self._llm_jobs.submit(self._cut_to_heard, ref, reason)
+
+    def _cut_to_heard(self, ref: _TurnRef, reason: str) -> None:
+        if ref.turn is None:
+            return  # it never started: nothing was said, nothing to cut
+        if ref.utterance is not None:
+            ref.utterance.done.wait(self.options.heard_wait_s)  # the cut clause's heard words are reported by then
+        self.conversation.apply_interruption(ref.turn_id, self._heard_text(ref.turn_id), reason)
 
     def _heard_text(self, turn_id: str) -> str:
         heard_of = getattr(self.mouth, "heard_text", None)
