@@ -95,6 +95,30 @@ def _result_text(summary: str, result: Any) -> str:
     return json.dumps(result, ensure_ascii=False, default=str) if result is not None else ""
 
 
+def _role_value(row: Row, role: Role) -> Any:
+    if role == Role.KIND:
+        return str(row.kind)
+    if role == Role.STREAMING:
+        return row.streaming
+    if role == Role.INTERRUPTED:
+        return row.interrupted
+    if role == Role.HEARD_TEXT:
+        return row.heard_text
+    if role == Role.UNHEARD_TEXT:
+        return row.unheard_text
+    if role == Role.TASK_ID:
+        return row.key if row.kind == RowKind.TASK else ""
+    if role == Role.TASK_STATE:
+        return str(row.task_state) if row.task_state else ""
+    if role == Role.PROGRESS:
+        return row.progress
+    if role == Role.STATUS:
+        return row.status
+    if role == Role.ARGUMENTS:
+        return row.arguments_text
+    return row.result  # Role.RESULT
+
+
 class ConversationModel(QAbstractListModel):
     """A flat list of conversation rows, updated one timeline event at a time."""
 
@@ -120,23 +144,11 @@ class ConversationModel(QAbstractListModel):
             return self._display(row)
         if role == Qt.ItemDataRole.ToolTipRole:
             return row.arguments_text if row.kind == RowKind.TASK else None
+        if role == Role.ROW:  # the hot path: the delegate reads whole rows while laying out
+            return row
         if role not in Role._value2member_map_:
             return None
-        values = {
-            Role.ROW: row,
-            Role.KIND: str(row.kind),
-            Role.STREAMING: row.streaming,
-            Role.INTERRUPTED: row.interrupted,
-            Role.HEARD_TEXT: row.heard_text,
-            Role.UNHEARD_TEXT: row.unheard_text,
-            Role.TASK_ID: row.key if row.kind == RowKind.TASK else "",
-            Role.TASK_STATE: str(row.task_state) if row.task_state else "",
-            Role.PROGRESS: row.progress,
-            Role.STATUS: row.status,
-            Role.ARGUMENTS: row.arguments_text,
-            Role.RESULT: row.result,
-        }
-        return values[Role(role)]
+        return _role_value(row, Role(role))
 
     def roleNames(self) -> dict[int, bytes]:
         """Role names (for QML and debugging)."""

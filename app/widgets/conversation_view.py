@@ -121,6 +121,7 @@ class ConversationView(QListView):
         super().__init__(parent)
         self.assistant_name = assistant_name
         self._cards: dict[str, TaskCard] = {}
+        self._heights: dict[str, int] = {}  # row key -> last laid-out height
         self.setObjectName("conversation")
         self.setAccessibleName("Conversation")
         self.setAccessibleDescription("What you and the assistant said, and the tasks running in the background")
@@ -173,7 +174,10 @@ class ConversationView(QListView):
             row: Row = index.data(Role.ROW)
             if row.kind == RowKind.TASK and row.key in self._cards:
                 self._cards[row.key].update_row(row)
-            self._delegate.sizeHintChanged.emit(index)
+            height = self._delegate.sizeHint(QStyleOptionViewItem(), index).height()
+            if self._heights.get(row.key) != height:  # re-layout only when a row grew or shrank
+                self._heights[row.key] = height
+                self._delegate.sizeHintChanged.emit(index)
         bar = self.verticalScrollBar()
         if bar.value() >= bar.maximum() - 40:
             self.scrollToBottom()

@@ -58,7 +58,10 @@ class TaskCard(QFrame):
         """Show the row's current state."""
         self.title.setText(f"Task: {row.text}")
         self.arguments.setText(row.arguments_text)
+        # QProgressBar repaints synchronously on setValue; with updates paused the repaint is queued instead
+        self.progress.setUpdatesEnabled(False)
         self.progress.setValue(round(row.progress))
+        self.progress.setUpdatesEnabled(True)
         self.status.setText(row.status or str(row.task_state))
         self.result.setText(row.result)
         self.result.setVisible(bool(row.result))
