@@ -15,6 +15,7 @@ Run: .venv/bin/python -m bench.duplex.policy_bench --cases bench/out/duplex-idea
 from __future__ import annotations
 
 import argparse
+import hashlib
 import json
 import statistics
 import time
@@ -32,6 +33,7 @@ from engine.runtime.turn_taking import EndOfTurnDetector
 from engine.timeline.events import OverlapKind
 
 RATE = 16000
+VAD_HANGOVER_S = 0.2  # the runtime's VAD declares the end of speech this long after the last voiced frame
 VENUS_SPEAKING = "The Eiffel Tower was built for the World's Fair in eighteen eighty nine, and it"
 
 
@@ -43,11 +45,37 @@ def _db(audio: np.ndarray) -> float:
     return float(20 * np.log10(np.sqrt(np.mean(audio.astype(np.float64) ** 2)) + 1e-12))
 
 
-def _text(asr: Transcriber, audio: np.ndarray) -> str:
-    return " ".join(w.text for w in asr.words(audio)).strip()
+class CachedTranscriber:
+    """whisper tiny.en text of a clip, remembered on disk by the clip's bytes (reruns only re-judge the policy)."""
+
+    def __init__(self, cache_file: Path | None, threads: int = 1) -> None:
+        self._asr: Transcriber | None = None
+        self._threads = threads
+        self._file = cache_file
+        self._texts: dict[str, str] = {}
+        if cache_file is not None and cache_file.exists():
+            self._texts = json.loads(cache_file.read_text(encoding="utf-8"))
+
+    def text(self, audio: np.ndarray) -> str:
+        """The transcript of 16 kHz mono float audio."""
+        key = hashlib.sha1(np.ascontiguousarray(audio, dtype=np.float32).tobytes()).hexdigest()
+        if key not in self._texts:
+            if self._asr is None:
+                self._asr = Transcriber(threads=self._threads)
+            self._texts[key] = " ".join(w.text for w in self._asr.words(audio)).strip()
+        return self._texts[key]
+
+    def save(self) -> None:
+        """Write the cache file (when there is one)."""
+        if self._file is not None:
+            self._file.write_text(json.dumps(self._texts), encoding="utf-8")
 
 
-def judge_turn_end(meta: dict, audio: np.ndarray, asr: Transcriber, detector: EndOfTurnDetector) -> dict:
+def _text(asr: CachedTranscriber, audio: np.ndarray) -> str:
+    return asr.text(audio)
+
+
+def judge_turn_end(meta: dict, audio: np.ndarray, asr: CachedTranscriber, detector: EndOfTurnDetector) -> dict:
     """Required silence after the full turn; for pause cases, whether the pause would have ended the turn."""
     turns = [e for e in meta["events"] if e["type"] == "user_turn"]
     full = _text(asr, _cut(audio, turns[0]["start"], turns[-1]["end"]))
@@ -61,15 +89,25 @@ def judge_turn_end(meta: dict, audio: np.ndarray, asr: Transcriber, detector: En
     return row
 
 
-def judge_overlaps(meta: dict, audio: np.ndarray, asr: Transcriber, policy: OverlapPolicy) -> dict:
-    """Run the overlap policy over every speech segment that overlaps Venus's expected answer."""
+def judge_overlaps(meta: dict, audio: np.ndarray, asr: CachedTranscriber, policy: OverlapPolicy,
+                   partial_step_s: float = 0.3) -> dict:
+    """Run the overlap policy over every speech segment that overlaps Venus's expected answer.
+
+    After the deadline a provisional verdict is reviewed on partial transcripts every `partial_step_s` while
+    the segment goes on, then on the final one (assumed ready `partial_step_s` after the segment ends); the time
+    Venus spends paused by a provisional stop that is later revised is the segment's `paused_ms`.
+    """
     first = meta["events"][0]
     profile = SpeakerProfile()
     profile.enroll(_cut(audio, first["start"], first["end"]))
     user_level = _db(_cut(audio, first["start"], first["end"]))
+    topic = _text(asr, _cut(audio, first["start"], first["end"]))
     segments, stop_ms, side_conversation = [], None, False
     for event in meta["events"][1:]:
-        context = ConversationContext(speaking_text=VENUS_SPEAKING, side_conversation=side_conversation)
+        context = ConversationContext(speaking_text=VENUS_SPEAKING, side_conversation=side_conversation,
+                                      topic_text=topic)
+        duration = event["end"] - event["start"]
+
         def features(elapsed_s: float, final: bool, _event=event) -> OverlapFeatures:
             end = min(_event["end"], _event["start"] + elapsed_s)
             clip = _cut(audio, _event["start"], end)
@@ -79,19 +117,49 @@ def judge_overlaps(meta: dict, audio: np.ndarray, asr: Transcriber, policy: Over
                                    speaker_similarity=profile.similarity(clip))
         verdict = policy.decide(features(0.15, False), context)
         if not verdict.decided:
-            duration = event["end"] - event["start"]
             verdict = policy.decide(features(min(0.3, duration), duration <= 0.3), context)
-        closing = features(event["end"] - event["start"], True)
+        at_deadline = verdict
+        paused_from = verdict.elapsed_ms if verdict.stop else None
+        paused_ms = 0
+        elapsed = 0.3 + partial_step_s
+        while verdict.provisional and elapsed < duration:
+            later = policy.review(verdict, features(elapsed, False), context)
+            if later.stop != verdict.stop:
+                if later.stop:
+                    paused_from = round(elapsed * 1000)
+                else:
+                    paused_ms += round(elapsed * 1000) - paused_from
+                    paused_from = None
+            verdict, elapsed = later, elapsed + partial_step_s
+        # the VAD closes the segment (after its hangover) before the final transcript: review on the last partial
+        last_partial = features(elapsed - partial_step_s, False)
+        vad_closed = OverlapFeatures(elapsed_ms=round(duration * 1000), speech_active=False,
+                                     words=last_partial.words if elapsed - partial_step_s >= 0.3 else "",
+                                     loudness_db=last_partial.loudness_db,
+                                     speaker_similarity=last_partial.speaker_similarity)
+        if verdict.provisional:
+            later = policy.review(verdict, vad_closed, context)
+            if verdict.stop and not later.stop:
+                paused_ms += round((duration + VAD_HANGOVER_S) * 1000) - paused_from
+                paused_from = None
+            elif later.stop and not verdict.stop:
+                paused_from = round((duration + VAD_HANGOVER_S) * 1000)
+            verdict = later
+        closing = features(duration, True)
         final = policy.review(verdict, closing, context) if verdict.decided else policy.decide(closing, context)
+        if paused_from is not None and not final.stop:
+            paused_ms += round((duration + VAD_HANGOVER_S + partial_step_s) * 1000) - paused_from
         side_conversation = final.kind == OverlapKind.OTHER_ADDRESSEE
-        if stop_ms is None and verdict.stop:
-            stop_ms = verdict.elapsed_ms
-        segments.append({"text": event["text"], "at_deadline": str(verdict.kind), "provisional": verdict.provisional,
-                         "final": str(final.kind), "reason": final.reason})
+        if stop_ms is None and at_deadline.stop:
+            stop_ms = at_deadline.elapsed_ms
+        segments.append({"text": event["text"], "heard": closing.words, "at_deadline": str(at_deadline.kind),
+                         "provisional": at_deadline.provisional, "final": str(final.kind), "reason": final.reason,
+                         "paused_ms": paused_ms})
     interrupted = any(s["final"] == OverlapKind.INTERRUPTION for s in segments)
     paused = any(s["at_deadline"] == OverlapKind.INTERRUPTION for s in segments)
+    longest_pause = max((s["paused_ms"] for s in segments), default=0)
     return {"segments": segments, "interrupted": interrupted, "paused_briefly": paused and not interrupted,
-            "stop_ms": stop_ms}
+            "longest_pause_ms": longest_pause, "stop_ms": stop_ms}
 
 
 def summarize(rows: list[dict]) -> dict[str, dict]:
@@ -116,6 +184,9 @@ def summarize(rows: list[dict]) -> dict[str, dict]:
         else:
             m["continuation_rate"] = round(sum(not r["interrupted"] for r in items) / len(items), 3)
             m["paused_then_resumed_rate"] = round(sum(r["paused_briefly"] for r in items) / len(items), 3)
+            # as the evaluator judges the runtime: a pause of 0.8 s or more ends Venus's speech run
+            m["continued_without_long_pause"] = round(
+                sum(not r["interrupted"] and r["longest_pause_ms"] < 800 for r in items) / len(items), 3)
         out[category] = m
     return out
 
@@ -126,8 +197,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--cases", type=Path, required=True, help="a folder written by bench.duplex.generate")
     parser.add_argument("--per-category", type=int, default=15)
     parser.add_argument("--out", type=Path, default=None, help="JSON with every case (default: CASES/policy.json)")
+    parser.add_argument("--asr-cache", type=Path, default=None,
+                        help="JSON of transcripts by clip (default: CASES/asr-cache.json)")
     args = parser.parse_args(argv)
-    asr, detector, policy = Transcriber(threads=1), EndOfTurnDetector(), OverlapPolicy()
+    asr = CachedTranscriber(args.asr_cache or args.cases / "asr-cache.json")
+    detector, policy = EndOfTurnDetector(), OverlapPolicy()
     rows, started = [], time.perf_counter()
     for category in CATEGORIES:
         for folder in sorted(args.cases.glob(f"{category}_*"))[: args.per_category]:
@@ -136,6 +210,7 @@ def main(argv: list[str] | None = None) -> int:
             judged = judge_overlaps(meta, audio, asr, policy) if "overlap" in meta else \
                 judge_turn_end(meta, audio, asr, detector)
             rows.append({"case": folder.name, "category": category, **judged})
+    asr.save()
     summary = summarize(rows)
     out = args.out or args.cases / "policy.json"
     out.write_text(json.dumps({"summary": summary, "cases": rows}, indent=2, default=str), encoding="utf-8")

@@ -14,6 +14,7 @@ import math
 import re
 from dataclasses import dataclass, field
 
+from engine.runtime.addressee import addressee_cues
 from engine.timeline.events import OverlapDecision, OverlapKind
 
 _TOKEN = re.compile(r"[a-z0-9'-]+")
@@ -24,6 +25,9 @@ BACKCHANNELS = frozenset(
     "really exactly true totally great interesting huh uh um aha ha".split()
 ) | frozenset({"i see", "got it", "makes sense", "of course", "go on", "i know", "oh wow", "all right",
                "that's right", "fair enough", "no way", "oh nice", "oh really", "thank you", "thanks"})
+# What whisper tiny.en writes for short backchannels it mishears ("Mm-hmm" -> "and then", "Yeah, yeah" -> "the air").
+BACKCHANNEL_SOUNDALIKES = frozenset({"and then", "the air", "here here", "hear hear", "a huh", "uh huh", "mm hmm",
+                                     "m hmm", "hmm hmm", "mhm mhm", "yeah yeah", "yes yes", "okay okay", "right right"})
 # Words that claim the floor whatever else is said.
 STOP_CUES = frozenset({"stop", "wait", "hold on", "hang on", "pause", "enough", "cancel", "never mind",
                        "excuse me", "sorry", "actually", "listen", "shut up", "no no", "quiet"})
@@ -36,6 +40,7 @@ _NOT_NAMES = BACKCHANNELS | STOP_CUES | frozenset(
 _SECOND_PERSON = re.compile(r"\b(can|could|would|will|do|did) you\b|\byou\b|\byour\b")
 _REQUEST_OPENER = re.compile(r"^(please |and |but |so |ok |okay |oh )?(tell|show|give|explain|say|repeat|read|"
                              r"what|what's|how|why|when|where|who|which|is|are|can|could|go)\b")
+_QUESTION_WORD = re.compile(r"\b(what|what's|how|why|who|where|when|which)\b")
 _VOCATIVE_START = re.compile(r"^\s*(?i:hey|hi|oh|ok|okay)?[\s,]*([A-Z][a-z]+)\s*[,!?]")
 _VOCATIVE_END = re.compile(r",\s*([A-Z][a-z]+)\s*[.?!]*\s*$")
 
@@ -50,6 +55,7 @@ class OverlapOptions:
     min_speaker_ms: int = 1000  # similarity from less speech than this is too noisy to act on
     background_level_db: float = -12.0  # speech this far below the user's calibrated level is background
     backchannel_max_ms: int = 1200  # a backchannel is shorter than this
+    short_remark_ms: int = 800  # a closed segment this short with <= 3 words and no question is a backchannel
     interruption_min_words: int = 3  # this many non-backchannel words from the user claim the floor
     echo_word_overlap: float = 0.8  # share of heard words found in Venus's current sentence that means echo
 
@@ -66,6 +72,8 @@ class OverlapOptions:
             raise ValueError(f"min_speaker_ms must be >= 0, got {self.min_speaker_ms}")
         if self.backchannel_max_ms < 200:
             raise ValueError(f"backchannel_max_ms must be >= 200, got {self.backchannel_max_ms}")
+        if not 100 <= self.short_remark_ms <= self.backchannel_max_ms:
+            raise ValueError(f"short_remark_ms must be 100..backchannel_max_ms, got {self.short_remark_ms}")
         if self.interruption_min_words < 1:
             raise ValueError(f"interruption_min_words must be >= 1, got {self.interruption_min_words}")
         if not 0.0 < self.echo_word_overlap <= 1.0:
@@ -103,6 +111,7 @@ class ConversationContext:
     other_names: tuple[str, ...] = ()  # people the user mentioned earlier ("my wife Anna")
     user_name: str = ""  # settings.conversation.user_name
     side_conversation: bool = False  # the previous overlap, moments ago, was the user talking to someone else
+    topic_text: str = ""  # the user's last request to Venus: words that follow its topic are aimed at Venus
 
 
 @dataclass(frozen=True)
@@ -149,7 +158,8 @@ def backchannel_score(tokens: list[str]) -> float:
         return 0.0
     covered = [False] * len(tokens)
     for i in range(len(tokens)):
-        if i + 1 < len(tokens) and f"{tokens[i]} {tokens[i + 1]}" in BACKCHANNELS:
+        pair = f"{tokens[i]} {tokens[i + 1]}" if i + 1 < len(tokens) else ""
+        if pair in BACKCHANNELS or (pair in BACKCHANNEL_SOUNDALIKES and len(tokens) <= 3):
             covered[i] = covered[i + 1] = True
         elif tokens[i] in BACKCHANNELS:
             covered[i] = True
@@ -228,17 +238,31 @@ class OverlapPolicy:
                                provisional=f.speech_active and not f.is_final)
             return verdict(None, f"backchannel words so far ({f.words!r}); waiting to see if more follows")
         closed = f.is_final or not f.speech_active
+        asks = s["request"] or f.words.rstrip().endswith("?") or bool(_QUESTION_WORD.search(f.words.lower()))
         if closed and f.elapsed_ms < o.backchannel_max_ms and s["words"] <= 2 and not s["request"]:
             return verdict(OverlapKind.BACKCHANNEL, f"a short remark that does not claim the floor: {f.words!r}")
+        if closed and f.elapsed_ms < o.short_remark_ms and s["words"] <= 3 and not asks:
+            return verdict(OverlapKind.BACKCHANNEL, f"a brief sound ({f.elapsed_ms} ms) that asks nothing: {f.words!r}")
         if f.facing_screen is False and not s["request"]:
             return verdict(OverlapKind.OTHER_ADDRESSEE, "the user looks away from the screen")
+        cues = addressee_cues(f.words, context.speaking_text, context.topic_text)
+        still_talking = f.speech_active and not f.is_final
+        if cues.other_wins:
+            return verdict(OverlapKind.OTHER_ADDRESSEE, f"aimed at someone in the room: {'; '.join(cues.reasons)} "
+                           f"in {f.words!r}", provisional=still_talking)
         content_words = s["words"] * (1.0 - s["backchannel"])
         if s["request"] and content_words >= 1:
             if f.facing_screen is False:
                 return verdict(OverlapKind.OTHER_ADDRESSEE, f"a request while looking away: {f.words!r}")
-            return verdict(OverlapKind.INTERRUPTION, f"a request to the assistant: {f.words!r}")
+            # while the user goes on, the rest may show the request is for someone else: pause, do not discard
+            return verdict(OverlapKind.INTERRUPTION, f"a request to the assistant: {f.words!r}",
+                           provisional=still_talking and cues.to_assistant == 0)
+        if not asks and cues.to_assistant == 0 and content_words >= o.interruption_min_words:
+            return verdict(OverlapKind.OTHER_ADDRESSEE, f"a remark that neither asks Venus anything nor follows its "
+                           f"topic: {f.words!r}", provisional=still_talking)
         if content_words >= o.interruption_min_words or (f.is_final and content_words >= 1):
-            return verdict(OverlapKind.INTERRUPTION, f"the user claims the floor: {f.words!r}")
+            return verdict(OverlapKind.INTERRUPTION, f"the user claims the floor: {f.words!r}",
+                           provisional=still_talking)
         if at_deadline:
             return verdict(OverlapKind.INTERRUPTION, f"user speech at the deadline: {f.words!r}", provisional=True)
         return verdict(None, f"too few words yet ({f.words!r})")
