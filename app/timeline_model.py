@@ -83,7 +83,10 @@ class Row:
 
     @property
     def arguments_text(self) -> str:
-        """The exact arguments as indented JSON."""
+        """The exact arguments as JSON: on one line when short, indented when long."""
+        compact = json.dumps(self.arguments, ensure_ascii=False, sort_keys=True, default=str)
+        if len(compact) <= 72:
+            return compact
         return json.dumps(self.arguments, indent=2, ensure_ascii=False, sort_keys=True, default=str)
 
 

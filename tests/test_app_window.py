@@ -13,7 +13,7 @@ from PySide6.QtCore import QPoint, Qt, QThread  # noqa: E402
 from PySide6.QtWidgets import QAbstractButton, QApplication, QLineEdit, QProgressBar  # noqa: E402
 
 from app.controller import TimelineController  # noqa: E402
-from app.demo import play_demo_conversation, venus_says  # noqa: E402
+from app.demo import play_demo_conversation  # noqa: E402
 from app.main_window import MainWindow  # noqa: E402
 from app.theme import apply_theme  # noqa: E402
 from app.timeline_model import RowKind, TaskState  # noqa: E402
@@ -198,19 +198,32 @@ def test_window_geometry_is_remembered(qtbot, window):
         again.shutdown()
 
 
+def _camera_picture():
+    """A calm synthetic webcam frame: a gradient wall, a desk and a mug (BGR)."""
+    height, width = 360, 480
+    frame = np.zeros((height, width, 3), np.uint8)
+    frame[:] = np.linspace(90, 200, width, dtype=np.uint8)[None, :, None]
+    frame[:, :, 0] = np.clip(frame[:, :, 0].astype(int) + 30, 0, 255)
+    frame[260:, :] = (60, 90, 130)  # desk
+    frame[200:262, 300:350] = (230, 230, 235)  # mug
+    return frame
+
+
 def test_screenshot_mid_conversation(qtbot, window, tmp_path):
     apply_theme(QApplication.instance(), "light")  # other tests may have switched the app to dark
-    window.resize(1100, 720)
+    window.resize(1100, 860)
     ids = play_demo_conversation(window.timeline)
-    venus_says(window.timeline, "turn-5", "")  # keep the state indicator honest: back to listening
+    window.camera.set_on(True)
+    window.bridge.post_frame(_camera_picture())
     window.bridge.post_mic_level(-18.0)
+    qtbot.waitUntil(lambda: window.camera.frames_shown == 1)
     qtbot.waitUntil(lambda: window.conversation.card(ids.waiting_task) is not None)
     qtbot.waitUntil(lambda: window.level_meter.last_dbfs == -18.0)
     window.conversation.scrollToBottom()
     qtbot.wait(50)
     image = window.grab().toImage()
-    assert (image.width(), image.height()) == (1100, 720)
-    colours = {image.pixel(x, y) for x in range(0, 1100, 37) for y in range(0, 720, 29)}
+    assert (image.width(), image.height()) == (1100, 860)
+    colours = {image.pixel(x, y) for x in range(0, 1100, 37) for y in range(0, 860, 29)}
     assert len(colours) > 8  # a real rendered window, not a blank surface
     path = tmp_path / "screenshot.png"
     assert image.save(str(path)) and path.stat().st_size > 10_000
