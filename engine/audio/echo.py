@@ -27,31 +27,36 @@ class EchoCanceller:
         except ImportError as exc:
             raise ConfigError("echo cancellation needs the livekit package",
                               fix="pip install livekit, or set audio.echo_cancellation to false") from exc
-        self._rtc = rtc
         self._apm = rtc.AudioProcessingModule(echo_cancellation=True, noise_suppression=noise_suppression,
                                               high_pass_filter=True)
-        self._delay_hint_ms = delay_hint_ms
-        self._ref_buf = bytearray(AEC_FRAME * 2)
-        self._mic_buf = bytearray(AEC_FRAME * 2)
+        self._delay_hint_ms = delay_hint_ms  # 0: AEC3 estimates the delay itself and needs no hint
+        # One reusable 10 ms frame each way: numpy views write straight into the buffers WebRTC processes.
+        ref_buf, mic_buf = bytearray(AEC_FRAME * 2), bytearray(AEC_FRAME * 2)
+        self._ref_frame = rtc.AudioFrame(ref_buf, AEC_RATE, 1, AEC_FRAME)
+        self._mic_frame = rtc.AudioFrame(mic_buf, AEC_RATE, 1, AEC_FRAME)
+        self._ref_pcm = np.frombuffer(ref_buf, np.int16)
+        self._mic_pcm = np.frombuffer(mic_buf, np.int16)
+        self._scratch = np.empty(AEC_FRAME, np.float32)
 
     def add_reference(self, frame: np.ndarray) -> None:
         """One 10 ms frame of what the speaker played (float32, 16 kHz)."""
-        self._ref_buf[:] = _to_int16(frame).tobytes()
-        self._apm.process_reverse_stream(self._rtc.AudioFrame(self._ref_buf, AEC_RATE, 1, AEC_FRAME))
+        self._to_pcm(frame, self._ref_pcm)
+        self._apm.process_reverse_stream(self._ref_frame)
 
     def process(self, frame: np.ndarray) -> np.ndarray:
         """One 10 ms microphone frame in, the same frame with the echo removed out."""
-        self._mic_buf[:] = _to_int16(frame).tobytes()
-        self._apm.set_stream_delay_ms(self._delay_hint_ms)
-        out = self._rtc.AudioFrame(self._mic_buf, AEC_RATE, 1, AEC_FRAME)
-        self._apm.process_stream(out)
-        return np.frombuffer(out.data, dtype=np.int16).astype(np.float32) / 32768.0
+        self._to_pcm(frame, self._mic_pcm)
+        if self._delay_hint_ms:
+            self._apm.set_stream_delay_ms(self._delay_hint_ms)
+        self._apm.process_stream(self._mic_frame)
+        return self._mic_pcm * np.float32(1 / 32768)
 
-
-def _to_int16(frame: np.ndarray) -> np.ndarray:
-    if frame.shape != (AEC_FRAME,):
-        raise ValueError(f"echo canceller frames are {AEC_FRAME} samples, got {frame.shape}")
-    return (np.clip(frame, -1.0, 1.0) * 32767.0).astype(np.int16)
+    def _to_pcm(self, frame: np.ndarray, pcm: np.ndarray) -> None:
+        if frame.shape != (AEC_FRAME,):
+            raise ValueError(f"echo canceller frames are {AEC_FRAME} samples, got {frame.shape}")
+        np.clip(frame, -1.0, 1.0, out=self._scratch)
+        self._scratch *= 32767.0
+        pcm[:] = self._scratch  # float to int16, truncating toward zero like astype
 
 
 @dataclass(frozen=True)
@@ -77,23 +82,29 @@ class EchoGuard:
     def __init__(self, options: EchoGuardOptions = EchoGuardOptions()) -> None:
         self.options = options
         self._ref_energy: deque[float] = deque(maxlen=max(1, (options.tail_ms + 200) // 10))
-        self._silent_frames = 10**9  # 10 ms frames since the reference was last loud
+        self._tail = options.tail_ms * AEC_RATE // 1000
+        self._quiet = self._tail  # mic samples since the reference was last loud (capped at the tail)
 
     def add_reference(self, frame: np.ndarray) -> None:
         """The level of one 10 ms reference frame."""
         energy = float(np.mean(frame * frame))
         self._ref_energy.append(energy)
         if energy > 1e-7:
-            self._silent_frames = 0
+            self._quiet = 0
 
-    def tick(self) -> None:
-        """10 ms of mic time passed (the guard's tail counts mic time, not reference arrivals)."""
-        self._silent_frames += 1
+    def forget_reference(self) -> None:
+        """Drop the levels of past playback (called once the tail is over, so a new turn starts clean)."""
+        if self._ref_energy:
+            self._ref_energy.clear()
+
+    def advance(self, samples: int) -> None:
+        """Mic time passed, in 16 kHz samples (the guard's tail counts mic time, not reference arrivals)."""
+        self._quiet = min(self._quiet + samples, self._tail)
 
     @property
     def active(self) -> bool:
         """True while Venus is speaking or its echo may still be in the room."""
-        return self._silent_frames * 10 < self.options.tail_ms
+        return self._quiet < self._tail
 
     def threshold(self, normal: float) -> float:
         """The VAD threshold in force now."""

@@ -101,16 +101,23 @@ class FileSink:
         self._thread.start()
 
     def _run(self, render: Renderer) -> None:
-        block = np.zeros(self.blocksize, np.float32)
+        # Blocks are rendered straight into a buffer of about half a second that goes to the file when full:
+        # one write per 50 blocks instead of one per block.
+        pending = np.zeros(self.blocksize * 50, np.float32)
+        filled = 0
         began = time.monotonic()
         written = 0
         while not self._stopping.is_set():
             delay = began + written / self.sample_rate - time.monotonic()
             if delay > 0:
                 time.sleep(delay)
-            render(block)
-            self._file.write(block)
+            render(pending[filled:filled + self.blocksize])
+            filled += self.blocksize
             written += self.blocksize
+            if filled == len(pending):
+                self._file.write(pending)
+                filled = 0
+        self._file.write(pending[:filled])
 
     def stop(self) -> None:
         """Stop pulling and close the file."""

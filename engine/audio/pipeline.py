@@ -51,6 +51,33 @@ log = logging.getLogger(__name__)
 LevelCallback = Callable[[float], None]  # mic level in dBFS after echo cancellation, about every 50 ms
 
 
+_IDLE_BATCH_S = 0.03  # while nobody speaks, mic blocks are handled about this often instead of every block
+_MAX_BATCH_S = 0.1  # never join more mic audio than this into one step
+
+
+class _History:
+    """The newest `capacity` samples of cleaned audio, in one buffer reused for the whole session."""
+
+    def __init__(self, capacity: int) -> None:
+        self._buffer = np.zeros(capacity, np.float32)
+        self.end = 0  # samples appended so far (the perception clock)
+
+    def append(self, audio: np.ndarray) -> None:
+        """Add the newest audio, forgetting the oldest."""
+        n, capacity = len(audio), len(self._buffer)
+        if n >= capacity:
+            self._buffer[:] = audio[n - capacity:]
+        elif n:
+            self._buffer[:capacity - n] = self._buffer[n:]
+            self._buffer[capacity - n:] = audio
+        self.end += n
+
+    def since(self, sample: int) -> np.ndarray:
+        """The audio from `sample` on (as much of it as is still kept); a view, copy it to keep it."""
+        kept = min(self.end - max(sample, 0), self.end, len(self._buffer))
+        return self._buffer[len(self._buffer) - max(kept, 0):]
+
+
 class AudioSource(Protocol):
     """A microphone or a file: delivers mono float32 blocks at `sample_rate` to a consumer."""
 
@@ -145,9 +172,8 @@ class SpeechPipeline:
         self._mic_in: queue.SimpleQueue[np.ndarray] = queue.SimpleQueue()
         self._mic_resampler = StreamResampler(source.sample_rate, SAMPLE_RATE)
         self._ref_resampler = StreamResampler(sink.sample_rate, SAMPLE_RATE)
-        self._recent = np.zeros(0, np.float32)  # cleaned audio kept for the segment look-back
-        self._recent_start = 0
-        self._lookback = (v.speech_pad_ms + v.min_speech_ms + 200) * SAMPLE_RATE // 1000
+        # cleaned audio kept for the segment look-back: pad + min speech + a VAD frame + one batch, with room
+        self._recent = _History((v.speech_pad_ms + v.min_speech_ms + 400) * SAMPLE_RATE // 1000)
         self._speech_open = False
         self._prefinal_at = -1
         self._turns: queue.SimpleQueue[tuple[SpeechTurn, Iterable[str], int] | None] = queue.SimpleQueue()
@@ -156,7 +182,7 @@ class SpeechPipeline:
         self._closing = threading.Event()
         self._threads: list[threading.Thread] = []
         self._start_ms = 0
-        self._level_every = 0
+        self._level_samples = 0  # cleaned samples since the last on_level call
 
     # ---- lifecycle ---------------------------------------------------------------------------------------
 
@@ -267,29 +293,57 @@ class SpeechPipeline:
     def _perceive(self) -> None:
         while not self._closing.is_set():
             try:
-                block = self._mic_in.get(timeout=0.1)
+                first = self._mic_in.get(timeout=0.1)
             except queue.Empty:
                 continue
+            if not self._speech_open and not self.frontend.echo_active:
+                self._closing.wait(_IDLE_BATCH_S)  # nothing urgent: let blocks gather and handle them in one pass
+            block = self._gather(first)
             try:
                 self._perceive_block(block)
             except Exception:  # keep listening; one bad block must not deafen Venus
                 log.exception("perception failed on a block")
 
-    def _perceive_block(self, block: np.ndarray) -> None:
+    def _gather(self, first: np.ndarray) -> np.ndarray:
+        # joins the mic blocks already waiting, up to a batch that the look-back can still cover
+        limit = int(self.source.sample_rate * _MAX_BATCH_S)
+        blocks, total = [first], len(first)
+        while total < limit:
+            try:
+                block = self._mic_in.get_nowait()
+            except queue.Empty:
+                break
+            blocks.append(block)
+            total += len(block)
+        return blocks[0] if len(blocks) == 1 else np.concatenate(blocks)
+
+    def _drain_reference(self) -> None:
+        silent = 0  # output samples that played nothing, merged into one step
         while True:
             try:
                 played = self.player.reference.get_nowait()
             except queue.Empty:
                 break
+            if isinstance(played, int):
+                silent += played
+                continue
+            if silent:
+                self.frontend.add_reference(self._ref_resampler.process_silence(silent))
+                silent = 0
             self.frontend.add_reference(self._ref_resampler.process(played))
+        if silent:
+            self.frontend.add_reference(self._ref_resampler.process_silence(silent))
+
+    def _perceive_block(self, block: np.ndarray) -> None:
+        self._drain_reference()
         step = self.frontend.process(self._mic_resampler.process(block))
-        self._remember(step.cleaned)
+        self._recent.append(step.cleaned)
         fed = False  # this step's audio already went to the recognizer (as look-back or feed)
         for transition in step.transitions:
             if transition.started:
                 self._speech_open, self._prefinal_at, fed = True, -1, True
                 start = transition.start_sample
-                self.recognizer.begin(start, self._recent[max(0, start - self._recent_start):])
+                self.recognizer.begin(start, self._recent.since(start))
                 overlapping = self.frontend.guard.active if self.frontend.guard else self.player.speaking
                 self.timeline.append(UserSpeechStart(start_ms=self._ms(start), overlapping_assistant=overlapping))
             else:
@@ -303,20 +357,15 @@ class SpeechPipeline:
         if self._speech_open and not fed:
             self.recognizer.feed(step.cleaned, allow_partial=self.frontend.silence_pending_since < 0)
         pause = self.frontend.silence_pending_since
-        pad = self.frontend.segmenter.options.speech_pad_ms * SAMPLE_RATE // 1000
-        if self._speech_open and pause >= 0 and pause != self._prefinal_at and self.frontend.samples >= pause + pad:
-            self._prefinal_at = pause  # the user paused: decode now; kept as the final if the pause holds
-            self.recognizer.prefinal(pause + pad)
-        self._level_every += 1
-        if self.on_level is not None and self._level_every % 5 == 0:
+        if self._speech_open and pause >= 0 and pause != self._prefinal_at:
+            # The user paused: decode what was heard now, at the first silent VAD frame; kept as the final if
+            # the pause holds (the VAD's padding after the pause is silence, by its own judgement).
+            self._prefinal_at = pause
+            self.recognizer.prefinal(pause + self.frontend.segmenter.options.speech_pad_ms * SAMPLE_RATE // 1000)
+        self._level_samples += len(step.cleaned)
+        if self.on_level is not None and self._level_samples >= SAMPLE_RATE // 20:
+            self._level_samples = 0
             self.on_level(step.level_db)
-
-    def _remember(self, cleaned: np.ndarray) -> None:
-        self._recent = np.concatenate([self._recent, cleaned])
-        if len(self._recent) > self._lookback:
-            cut = len(self._recent) - self._lookback
-            self._recent = self._recent[cut:]
-            self._recent_start += cut
 
     def _post_partial(self, text: str, start_sample: int) -> None:
         self.timeline.append(AsrPartial(text=text, segment_start_ms=self._ms(start_sample)))

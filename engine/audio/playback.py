@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import queue
 import threading
+import time
 from collections import deque
 from dataclasses import dataclass
 
@@ -76,7 +77,8 @@ class Player:
         self._gain = options.volume
         self._target_gain = options.volume
         self.reports: queue.SimpleQueue[ClipReport] = queue.SimpleQueue()
-        self.reference: queue.SimpleQueue[np.ndarray] = queue.SimpleQueue()  # what was played, for the AEC
+        # What was played, for the AEC: a copy of each block, or just its length when it was silent.
+        self.reference: queue.SimpleQueue[np.ndarray | int] = queue.SimpleQueue()
         self._idle = threading.Event()
         self._idle.set()
 
@@ -112,7 +114,14 @@ class Player:
 
     def wait_idle(self, timeout: float | None = None) -> bool:
         """Block until nothing is playing or queued; False on timeout."""
-        return self._idle.wait(timeout)
+        deadline = None if timeout is None else time.monotonic() + timeout
+        while True:
+            left = None if deadline is None else max(0.0, deadline - time.monotonic())
+            if not self._idle.wait(left):
+                return False
+            if not self.speaking:
+                return True
+            self._idle.clear()  # a clip was queued just as the callback found nothing to play; it sets it again
 
     # ---- output callback ---------------------------------------------------------------------------------
 
@@ -120,6 +129,13 @@ class Player:
         """Fill `out` (1-D float32) with the next samples; called from the audio callback."""
         n = len(out)
         out.fill(0.0)
+        if self._current is None and not self._clips:  # nothing to play: no copies, no report
+            self._stop_requested = False
+            self._gain = self._target_gain
+            self._position += n
+            self.reference.put(n)
+            self._idle.set()
+            return
         filled = 0
         if self._stop_requested:
             filled = self._render_stop(out)

@@ -52,6 +52,30 @@ class StreamResampler:
         return out.astype(np.float32)
 
 
+    def process_silence(self, count: int) -> np.ndarray:
+        """Resample `count` silent input samples without building them: once the filter has emptied, only the
+        phase moves. Returns a read-only view of zeros (or the real output while a past sound still rings)."""
+        if self.rate_in == self.rate_out:
+            return _zeros(count)
+        if self._filter_tail.any() or self._carry.any():
+            return self.process(np.zeros(count, np.float32))
+        last = len(self._carry) + count - 1
+        made = int(np.floor((last - 1e-9 - self._pos) / self._step)) + 1 if self._pos < last else 0
+        next_pos = self._pos + self._step * made
+        drop = int(next_pos)
+        self._carry = _zeros(last + 1 - drop)
+        self._pos = next_pos - drop
+        return _zeros(made)
+
+
+_ZEROS = np.zeros(48000, np.float32)
+_ZEROS.flags.writeable = False
+
+
+def _zeros(count: int) -> np.ndarray:
+    return _ZEROS[:count] if count <= len(_ZEROS) else np.zeros(count, np.float32)
+
+
 def resample_clip(audio: np.ndarray, rate_in: int, rate_out: int) -> np.ndarray:
     """Resample a whole clip through the FFT (high quality; for synthesized clauses, not live audio)."""
     audio = np.asarray(audio, dtype=np.float32).reshape(-1)
