@@ -65,6 +65,9 @@ class Bridge(QObject):
         self._level_posted.connect(self._deliver_level, Qt.ConnectionType.QueuedConnection)
         self._frame_posted.connect(self._deliver_frame, Qt.ConnectionType.QueuedConnection)
         self._unsubscribe: Callable[[], None] | None = timeline.subscribe(self._event_posted.emit)
+        attach = getattr(controller, "attach_sinks", None)
+        if attach is not None:  # a real engine: its mic levels and camera frames come here
+            attach(self.post_mic_level, self.post_frame)
 
     # ---- inbound: any thread -> GUI thread ------------------------------------------------------------------
 
@@ -106,7 +109,10 @@ class Bridge(QObject):
     # ---- outbound: GUI thread -> controller worker ----------------------------------------------------------
 
     def _submit(self, name: str, *args: Any) -> Future:
-        method = getattr(self.controller, name)
+        method = getattr(self.controller, name, None)
+        if method is None:  # an engine without this action: say so instead of failing in the UI
+            def method(*_args: Any) -> None:
+                raise NotImplementedError(f"{type(self.controller).__name__} does not support {name}")
 
         def run() -> None:
             try:

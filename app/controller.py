@@ -57,14 +57,17 @@ class Controller(Protocol):
         """Release devices and threads; called once when the window quits."""
 
 
-ControllerFactory = Callable[[Timeline, Settings], Controller]
+ControllerFactory = Callable[[Timeline | None, Settings], Controller]
+"""Builds the controller for a window: given a timeline to use (or None to open its own) and the settings.
+The controller's `timeline` attribute is the one the window shows. A controller may also offer
+`attach_sinks(level_sink, frame_sink)`; the bridge then hands it where mic levels and camera frames go."""
 
 
 class TimelineController:
     """A controller without a runtime: every action becomes the timeline event a runtime would append."""
 
-    def __init__(self, timeline: Timeline, settings: Settings | None = None) -> None:
-        self.timeline = timeline
+    def __init__(self, timeline: Timeline | None = None, settings: Settings | None = None) -> None:
+        self.timeline = Timeline() if timeline is None else timeline
         self.settings = settings or Settings()
         self.muted = False
         self.push_to_talk_down = False

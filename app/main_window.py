@@ -268,9 +268,9 @@ def run_app(settings: Settings, controller_factory: ControllerFactory | None = N
             settings = wizard.settings
         else:  # skipped: ask again next time, but do not block the app
             log.info("first-run wizard skipped")
-    timeline = Timeline() if timeline is None else timeline
     factory = controller_factory or TimelineController
-    window = MainWindow(settings, timeline, factory(timeline, settings), settings_path=settings_path)
+    controller = factory(timeline, settings)
+    window = MainWindow(settings, controller.timeline, controller, settings_path=settings_path)
     tray = Tray(window)
     window.quit_on_close = not tray.available
     tray.show_if_available()

@@ -1,0 +1,114 @@
+"""The real engine behind the window: an engine.runtime Session, reached only through its runtime.
+
+`session_controller_factory(...)` gives `run_app` a factory; the keyword arguments are those of
+`engine.runtime.session.open_session` (sound cards, or a WAV file as the microphone, camera or video file).
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from app.controller import ControllerFactory
+from engine.settings import Settings
+from engine.timeline import Timeline
+from engine.timeline.events import SystemNotice
+
+log = logging.getLogger(__name__)
+
+
+class SessionController:
+    """Forwards the window's actions to a running Session; mic levels and camera frames flow back."""
+
+    def __init__(self, timeline: Timeline | None, settings: Settings, **open_kwargs: Any) -> None:
+        from engine.runtime.session import open_session
+
+        self._sinks_lock = threading.Lock()
+        self._level_sink: Callable[[float], None] | None = None
+        self._frame_sink: Callable[[np.ndarray], None] | None = None
+        self.settings = settings
+        self.session = open_session(settings, timeline=timeline, on_level=self._on_level, **open_kwargs)
+        self.timeline = self.session.timeline
+        self.runtime = self.session.runtime
+        if self.session.vision is not None:
+            self.session.vision.add_frame_sink(self._on_frame)
+
+    # ---- engine -> window -------------------------------------------------------------------------------------
+
+    def attach_sinks(self, level_sink: Callable[[float], None], frame_sink: Callable[[np.ndarray], None]) -> None:
+        """Called by the bridge: where mic levels (dBFS) and camera frames (BGR arrays) go from now on."""
+        with self._sinks_lock:
+            self._level_sink, self._frame_sink = level_sink, frame_sink
+
+    def _on_level(self, dbfs: float) -> None:
+        sink = self._level_sink
+        if sink is not None:
+            sink(dbfs)
+
+    def _on_frame(self, frame: np.ndarray) -> None:
+        sink = self._frame_sink
+        if sink is not None:
+            sink(frame)
+
+    # ---- window -> engine (called on the bridge's action thread) ------------------------------------------------
+
+    def send_text(self, text: str) -> None:
+        """Typed text becomes the user's turn."""
+        self.runtime.send_text(text)
+
+    def stop_talking(self) -> None:
+        """Silence Venus now."""
+        self.runtime.stop_talking()
+
+    def set_muted(self, muted: bool) -> None:
+        """Ignore (or again hear) the microphone."""
+        self.runtime.set_muted(muted)
+
+    def push_to_talk(self, pressed: bool) -> None:
+        """Push-to-talk key down or up."""
+        self.runtime.push_to_talk(pressed)
+
+    def cancel_task(self, task_id: str) -> None:
+        """Cancel a background task."""
+        self.runtime.cancel_task(task_id)
+
+    def answer_confirmation(self, task_id: str, approved: bool) -> None:
+        """Approve or deny an 'ask' tool call."""
+        self.runtime.answer_confirmation(task_id, approved)
+
+    def set_camera(self, enabled: bool) -> None:
+        """Turn the camera on or off (only when the session opened one)."""
+        if self.session.vision is None and enabled:
+            self.timeline.append(SystemNotice(level="warning", code="camera-off",
+                                              text="The camera is disabled: enable it in Settings → Camera and restart"))
+            return
+        self.runtime.set_camera(enabled)
+
+    def apply_settings(self, settings: Settings) -> None:
+        """Keep the new settings; the running models and devices pick them up at the next start."""
+        self.settings = settings
+        self.timeline.append(SystemNotice(code="settings-saved",
+                                          text="Settings saved; model, voice and device changes apply when Venus restarts"))
+
+    def close(self) -> None:
+        """Shut the session down (loop, voice, harness, camera, timeline store)."""
+        self.session.close()
+
+
+def session_controller_factory(**open_kwargs: Any) -> ControllerFactory:
+    """A factory for `run_app` that opens a real session with these `open_session` arguments."""
+
+    def build(timeline: Timeline | None, settings: Settings) -> SessionController:
+        return SessionController(timeline, settings, **open_kwargs)
+
+    return build
+
+
+def wav_microphone_factory(mic: Path, speaker: Path, **open_kwargs: Any) -> ControllerFactory:
+    """A factory whose microphone is a WAV file and whose speaker is a WAV file being written."""
+    return session_controller_factory(mic=Path(mic), speaker=Path(speaker), **open_kwargs)

@@ -1,0 +1,76 @@
+"""The app on the real engine: a WAV file as the microphone, the real runtime, LLM, voice and harness.
+
+The spoken question's transcript and Venus's reply appear on the view; delegated tasks (dispatched through
+the session's real harness) show their card at 100 % with the result, and an 'ask' tool waits for the click.
+"""
+
+import os
+
+os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+
+import pytest  # noqa: E402
+from PySide6.QtCore import Qt  # noqa: E402
+
+from app.main_window import MainWindow  # noqa: E402
+from app.session_controller import SessionController  # noqa: E402
+from app.timeline_model import RowKind, TaskState  # noqa: E402
+from engine.settings import Settings  # noqa: E402
+from engine.timeline.events import Kind  # noqa: E402
+
+pytestmark = pytest.mark.slow
+
+
+@pytest.fixture
+def engine_window(qtbot, speech, tmp_path):
+    wav, _ = speech("What is the capital of France?")
+    settings = Settings()
+    settings.llm.n_threads = 1
+    settings.llm.max_tokens = 40
+    settings.llm.temperature = 0.0
+    settings.harness.permissions = {"create_note": "ask"}
+    controller = SessionController(None, settings, mic=wav, speaker=tmp_path / "venus-said.wav", persist=False)
+    window = MainWindow(settings, controller.timeline, controller)
+    window.levels_seen = []
+    window.bridge.mic_level.connect(window.levels_seen.append)
+    qtbot.addWidget(window)
+    window.show()
+    yield window, controller
+    window.shutdown()
+
+
+def _rows(window, kind):
+    return [r for r in window.model.rows() if r.kind == kind]
+
+
+def test_wav_microphone_transcript_reply_and_tasks_on_the_view(qtbot, engine_window):
+    window, controller = engine_window
+    qtbot.waitUntil(lambda: any("capital" in r.text.lower() and not r.streaming for r in _rows(window, RowKind.USER)),
+                    timeout=180_000)
+    qtbot.waitUntil(lambda: any(r.text.strip() and not r.streaming for r in _rows(window, RowKind.ASSISTANT)),
+                    timeout=180_000)
+    said = next(r for r in _rows(window, RowKind.USER) if "capital" in r.text.lower())
+    assert "france" in said.text.lower()
+    ends = controller.timeline.events(kinds=[Kind.ASSISTANT_TURN_END])
+    reply = _rows(window, RowKind.ASSISTANT)[0]
+    assert reply.text == ends[0].text  # the view shows exactly what the engine generated
+    assert max(window.levels_seen) > -40  # the microphone's real levels reached the meter
+
+    harness = controller.session.harness
+    done_id = harness.submit("calculate", {"expression": "17.5 * 12 / 100"})
+    qtbot.waitUntil(lambda: window.conversation.card(done_id) is not None
+                    and window.conversation.card(done_id).progress.value() == 100, timeout=60_000)
+    card = window.conversation.card(done_id)
+    assert "2.1" in card.result.text() and not card.cancel_button.isVisible()
+
+    ask_id = harness.submit("create_note", {"text": "Buy oat milk", "title": "Shopping"})
+    qtbot.waitUntil(lambda: window.conversation.card(ask_id) is not None
+                    and window.conversation.card(ask_id).approve_button.isVisible(), timeout=60_000)
+    ask = window.conversation.card(ask_id)
+    assert '"text": "Buy oat milk"' in ask.arguments.text()
+    assert window.model.row(window.model.find(RowKind.TASK, ask_id)).task_state == TaskState.WAITING_CONFIRMATION
+    qtbot.mouseClick(ask.approve_button, Qt.MouseButton.LeftButton)
+    qtbot.waitUntil(lambda: window.model.row(window.model.find(RowKind.TASK, ask_id)).task_state == TaskState.DONE,
+                    timeout=60_000)
+    assert "Shopping" in ask.result.text()
+    answered = controller.timeline.events(kinds=[Kind.CONFIRMATION_ANSWERED])
+    assert [(e.task_id, e.approved, e.source) for e in answered] == [(ask_id, True, "ui")]
