@@ -71,6 +71,26 @@ def turn_features(text: str) -> list[float]:
     ]
 
 
+_DANGLING_IT = re.compile(r"\b(for|to|of|with|about|at|in|on|from|by)\s+it\s*[.!]?\s*$", re.IGNORECASE)
+# Verbs that want an object: a turn that ends on one ("remind me to call") is usually cut off, unless it asks
+# for that object ("who should I call?").
+_OBJECT_VERBS = frozenset("call send book buy find play get bring order add remind tell give show make put take set "
+                          "text email message check cancel open need want like visit ask pay".split())
+_SHORT_TURN_OK = _CLOSERS | _FILLERS | frozenset(
+    "yes no yeah okay ok sure stop thanks thank bye goodbye hello hi hey cancel please right".split())
+
+
+def distrust_asr_punctuation(text: str) -> str:
+    """The transcript without what whisper adds to a cut-off fragment: a final period, a trailing "for it"."""
+    stripped = text.strip()
+    if stripped.endswith("...") or stripped.endswith("…"):
+        return stripped  # whisper's ellipsis marks a trailing-off voice: keep it, it says "unfinished"
+    dangling = _DANGLING_IT.search(stripped)
+    if dangling:
+        stripped = stripped[: dangling.start()] + dangling.group(1)
+    return stripped.rstrip(".").rstrip()
+
+
 class CompletionScorer(Protocol):
     """Probability that a transcript is a complete turn (the user is done), 0..1."""
 
@@ -157,6 +177,11 @@ class EndOfTurnOptions:
     curve: float = 2.0  # >1 keeps waits short unless the utterance looks clearly unfinished
     final_bonus: float = 0.05  # added to the probability when the transcript is a final (not a partial)
     cache_size: int = 256  # transcripts whose score is remembered (partials repeat while silence grows)
+    asr_punctuation: bool = True  # the punctuation comes from the ASR (whisper adds it itself): a final period,
+    #   or a trailing "it" after a dangling preposition, says nothing about completeness and is ignored
+    short_turn_words: int = 3  # a turn of 2..this many words that asks nothing is capped at short_turn_cap
+    short_turn_cap: float = 0.2  # (a fragment whisper closed with a period: "my flight leads.")
+    missing_object_cap: float = 0.1  # a turn ending on a verb that wants an object, asking no wh-question
 
     def __post_init__(self) -> None:
         if not 0 <= self.min_silence_ms <= self.max_silence_ms:
@@ -168,6 +193,11 @@ class EndOfTurnOptions:
             raise ValueError(f"final_bonus must be within 0..0.5, got {self.final_bonus}")
         if self.cache_size < 0:
             raise ValueError(f"cache_size must be >= 0, got {self.cache_size}")
+        if self.short_turn_words < 0:
+            raise ValueError(f"short_turn_words must be >= 0, got {self.short_turn_words}")
+        for name in ("short_turn_cap", "missing_object_cap"):
+            if not 0.0 <= getattr(self, name) <= 1.0:
+                raise ValueError(f"{name} must be within 0..1, got {getattr(self, name)}")
 
     @classmethod
     def from_base_silence(cls, end_of_turn_silence_ms: int) -> EndOfTurnOptions:
@@ -222,11 +252,23 @@ class EndOfTurnDetector:
             needed = self.options.max_silence_ms
             done = silence_ms >= needed
             return EndOfTurnVerdict(done, 0.0, needed, f"no words yet; {silence_ms}/{needed} ms of silence")
-        probability = min(1.0, self.probability(text) + (self.options.final_bonus if is_final else 0.0))
+        o = self.options
+        one_word = len(_WORD.findall(text.lower())) <= 1  # "Yeah." "Stop." are whole turns, period or not
+        scored = distrust_asr_punctuation(text) if o.asr_punctuation and not one_word else text.strip()
+        probability = self.probability(scored or text)
+        words = _WORD.findall(scored.lower())
+        note = ""
+        if 2 <= len(words) <= o.short_turn_words and not scored.endswith("?") \
+                and not any(w in _SHORT_TURN_OK for w in words) and probability > o.short_turn_cap:
+            probability, note = o.short_turn_cap, f"; only {len(words)} words that ask nothing"
+        if len(words) >= 2 and words[-1] in _OBJECT_VERBS and words[0] not in _QUESTION_OPENERS - _AUXILIARIES \
+                and probability > o.missing_object_cap:
+            probability, note = o.missing_object_cap, f"; {words[-1]!r} still wants its object"
+        probability = min(1.0, probability + (o.final_bonus if is_final else 0.0))
         needed = self.required_silence_ms(probability)
         done = silence_ms >= needed
         looks = "complete" if probability >= 0.5 else "unfinished"
         verb = "ends" if done else "waits"
         return EndOfTurnVerdict(done, probability, needed,
-                                f"{verb}: utterance looks {looks} (p={probability:.2f}); "
+                                f"{verb}: utterance looks {looks} (p={probability:.2f}{note}); "
                                 f"{silence_ms}/{needed} ms of silence")
