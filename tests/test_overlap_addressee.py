@@ -21,7 +21,8 @@ def closed(words: str, elapsed: int) -> OverlapKind | None:
 # whisper tiny.en on other-addressed speech whose name it dropped or garbled
 @pytest.mark.parametrize("words", ["And where did you put the keys?", "can you pick me up at 5?",
                                    "on can you grab the mail?", "I'm turning the oven off, please.",
-                                   "the past time is boiling over.", "Did you feed the dog?"])
+                                   "the past time is boiling over.", "Did you feed the dog?",
+                                   "I'll call you back later."])
 def test_speech_to_someone_in_the_room_keeps_going_without_the_name(words: str) -> None:
     assert closed(words, 1800) == OverlapKind.OTHER_ADDRESSEE
 

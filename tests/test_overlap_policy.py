@@ -28,7 +28,20 @@ def decide(words: str = "", elapsed: int = 250, active: bool = True, final: bool
                                    "Venus, what about London", "Actually tell me about Rome"])
 def test_interruptions_stop_at_once(words: str) -> None:
     verdict = decide(words, elapsed=200)
-    assert verdict.kind == OverlapKind.INTERRUPTION and verdict.stop and not verdict.provisional, verdict.reason
+    assert verdict.kind == OverlapKind.INTERRUPTION and verdict.stop, verdict.reason
+    # the final transcript confirms it: Venus stays stopped
+    final = OverlapFeatures(elapsed_ms=900, speech_active=False, words=words, is_final=True, **USER)
+    confirmed = OverlapPolicy().review(verdict, final, SPEAKING)
+    assert confirmed.kind == OverlapKind.INTERRUPTION and not confirmed.provisional, confirmed.reason
+
+
+def test_a_stop_cue_whisper_invented_in_a_partial_is_revised_by_the_final_words() -> None:
+    verdict = decide("And uh, wait.", elapsed=900)
+    assert verdict.stop and verdict.provisional
+    final = OverlapFeatures(elapsed_ms=2000, speech_active=False, words="And where did you put the keys?",
+                            is_final=True, **USER)
+    revised = OverlapPolicy().review(verdict, final, SPEAKING)
+    assert revised.kind == OverlapKind.OTHER_ADDRESSEE and "resume" in revised.reason
 
 
 @pytest.mark.parametrize("words", ["Uh-huh.", "Uh -huh.", "Mm -mm.", "Yeah.", "Mm-hmm", "Okay", "Oh wow.", "I see.",

@@ -38,6 +38,8 @@ _STOPWORDS = frozenset(
 
 _ASK_ABOUT_WORLD = re.compile(r"^(?:\w+ )?(what|what's|whats|how|who|who's|when|where|why|which)\b")
 _ADDRESSEE_DOINGS = re.compile(r"\b(did|have|are|were|will|do|can|could|would) you\b")
+_PROMISE_TO_LISTENER = re.compile(r"\b(i'll|i will|i'm going to|let me) (call|see|meet|text|pick|join|help|show) "
+                                  r"(you|ya)\b|\b(love|miss|see) you\b")
 _WANT = re.compile(r"\bi (want|wanted|meant|mean|need|didn't ask|did not ask|asked|don't want)\b|\blet's\b")
 _TOKEN = re.compile(r"[a-z0-9']+")
 
@@ -102,6 +104,9 @@ def addressee_cues(words: str, speaking_text: str = "", topic_text: str = "") ->
     if home:
         to_other += 0.35
         reasons.append(f"things of the home ({', '.join(sorted(home))})")
+    if _PROMISE_TO_LISTENER.search(joined):
+        to_other += 0.6
+        reasons.append("promises the listener something only a person could use")
     if doings and (physical or home):
         to_other += 0.3
         reasons.append("asks the listener about their own doings")

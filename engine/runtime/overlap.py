@@ -223,8 +223,11 @@ class OverlapPolicy:
 
     def _decide_from_words(self, f, s, context, at_deadline, verdict) -> OverlapVerdict:
         o = self.options
+        still_talking = f.speech_active and not f.is_final
         if s["stop_cue"]:
-            return verdict(OverlapKind.INTERRUPTION, f"a stop cue in {f.words!r}")
+            # stop at once; while the user goes on it stays provisional, so the final words (whisper's partials
+            # sometimes invent a "wait") may still resume the answer
+            return verdict(OverlapKind.INTERRUPTION, f"a stop cue in {f.words!r}", provisional=still_talking)
         if s["other_named"]:
             return verdict(OverlapKind.OTHER_ADDRESSEE, f"addressed to someone else by name in {f.words!r}")
         if context.side_conversation:
@@ -246,7 +249,6 @@ class OverlapPolicy:
         if f.facing_screen is False and not s["request"]:
             return verdict(OverlapKind.OTHER_ADDRESSEE, "the user looks away from the screen")
         cues = addressee_cues(f.words, context.speaking_text, context.topic_text)
-        still_talking = f.speech_active and not f.is_final
         if cues.other_wins:
             return verdict(OverlapKind.OTHER_ADDRESSEE, f"aimed at someone in the room: {'; '.join(cues.reasons)} "
                            f"in {f.words!r}", provisional=still_talking)
