@@ -45,19 +45,23 @@ class TextMouth:
         """Consume the chunks on a small thread, handing each to `on_clause`."""
         done = threading.Event()
         generation = self._generation
-        with self._lock:
-            self._active += 1
 
         def run() -> None:
+            started = False
             try:
                 for chunk in text_chunks:
                     if generation != self._generation:
                         break
+                    if not started:  # "speaking" starts with the first words, not with the request
+                        started = True
+                        with self._lock:
+                            self._active += 1
                     self.on_clause(turn_id, chunk)
                     self._delivered.setdefault(turn_id, []).append(chunk.strip())
             finally:
-                with self._lock:
-                    self._active -= 1
+                if started:
+                    with self._lock:
+                        self._active -= 1
                 done.set()
 
         threading.Thread(target=run, name=f"venus-text-{turn_id}", daemon=True).start()

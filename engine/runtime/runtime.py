@@ -348,7 +348,7 @@ class Runtime:
         self._user_text, self._partial = [], ""
         reply = self.harness.handle_user_text(event.text, source="ui") if self.harness is not None else None
         self._reply = str(reply) if reply is not None else None
-        self._end_user_turn()
+        self._end_user_turn(typed=True)
 
     def _command(self, command: str, value: Any) -> None:
         if command == "stop":
@@ -503,7 +503,7 @@ class Runtime:
     def _turn_finished(self) -> bool:
         return (self._turn is None or self._turn.done.is_set()) and not self.mouth.speaking
 
-    def _end_user_turn(self) -> None:
+    def _end_user_turn(self, *, typed: bool = False) -> None:
         reply = self._reply
         self._user_text, self._partial, self._silence_since, self._reply = [], "", None, None
         self._awaiting_final, self._segment_open = False, False
@@ -511,7 +511,8 @@ class Runtime:
             self._say({"yes": "Okay, going ahead.", "no": "Okay, I won't.", "cancel": "Okay, I've stopped it."}
                       .get(reply, "Okay."))
             return
-        self._respond()
+        # Typed text is always meant for Venus; speech may be for someone else, so silence stays possible.
+        self._respond(actions=(ev.Action.RESPOND, ev.Action.DELEGATE, ev.Action.RESUME) if typed else None)
 
     def _respond(self, actions: Sequence[ev.Action] | None = None) -> None:
         ref = _TurnRef(uuid.uuid4().hex[:12], from_llm=True)

@@ -1,0 +1,136 @@
+"""The foreground loop with the real default LLM and the real harness, typed input, text output."""
+
+from __future__ import annotations
+
+import threading
+import time
+
+import pytest
+
+from engine.runtime import Runtime, RuntimeOptions, TextMouth
+from engine.settings import Settings
+from engine.timeline import Timeline
+from engine.timeline import events as ev
+
+
+@pytest.fixture(scope="module")
+def backend():
+    from engine.llm import open_backend
+
+    settings = Settings()
+    settings.llm.n_threads = 2
+    b = open_backend(settings.llm)
+    yield b
+    b.close()
+
+
+def _session(backend, *, harness_permissions=None, on_clause=None, options=None, with_harness=True):
+    from engine.llm import Conversation, ConversationOptions
+    from harness import Harness
+
+    settings = Settings()
+    settings.llm.max_tokens = 48
+    settings.llm.temperature = 0.0
+    if harness_permissions:
+        settings.harness.permissions = harness_permissions
+    timeline = Timeline()
+    harness = Harness(settings.harness, timeline.append) if with_harness else None
+    conversation = Conversation(timeline, backend, ConversationOptions.from_settings(settings.llm),
+                                tools=harness.tool_specs() if harness is not None else ())
+    mouth = TextMouth(on_clause)
+    runtime = Runtime(timeline, conversation, mouth, harness=harness, settings=settings,
+                      options=options or RuntimeOptions(proactive_gap_ms=300)).start()
+    return timeline, runtime, harness
+
+
+def _wait(predicate, timeout=120.0):
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if predicate():
+            return True
+        time.sleep(0.05)
+    return False
+
+
+def test_a_typed_question_gets_an_answer_through_the_state_machine(backend) -> None:
+    timeline, runtime, harness = _session(backend, with_harness=False)
+    try:
+        runtime.send_text("What is the capital of France?")
+        assert _wait(lambda: any(isinstance(e, ev.AssistantTurnEnd) for e in timeline.events()))
+        assert runtime.wait_idle(60)
+        events = timeline.events()
+        decision = next(e for e in events if isinstance(e, ev.ControlDecision))
+        end = next(e for e in events if isinstance(e, ev.AssistantTurnEnd))
+        assert decision.turn_id == end.turn_id and end.text.strip()
+        tokens = [e for e in events if isinstance(e, ev.AssistantToken) and e.turn_id == end.turn_id]
+        assert "".join(t.text for t in tokens) == end.text
+        states = [e.state for e in events if isinstance(e, ev.RuntimeState)]
+        assert states[:2] == [ev.RuntimeStateName.LISTENING, ev.RuntimeStateName.THINKING]
+        assert ev.RuntimeStateName.SPEAKING in states and states[-1] == ev.RuntimeStateName.LISTENING
+    finally:
+        runtime.close()
+        if harness is not None:
+            harness.shutdown()
+
+
+def test_stop_cuts_the_answer_to_what_was_delivered_and_a_new_question_is_answered(backend) -> None:
+    release = threading.Event()
+    delivered: list[str] = []
+
+    def slow_reader(turn_id: str, clause: str) -> None:
+        delivered.append(clause)
+        release.wait(30)  # the "listener" takes its time with the first clause
+
+    timeline, runtime, harness = _session(backend, on_clause=slow_reader, with_harness=False)
+    try:
+        runtime.send_text("Tell me a long story about a dragon and a knight.")
+        assert _wait(lambda: delivered)
+        runtime.stop_talking()
+        release.set()
+        assert _wait(lambda: any(isinstance(e, ev.Interruption) for e in timeline.events()))
+        cut = next(e for e in timeline.events() if isinstance(e, ev.Interruption))
+        assert cut.heard_text == delivered[0].strip()
+        assert cut.reason == "the user pressed stop"
+        # the model's context remembers only what was heard, marked as interrupted
+        from engine.llm import INTERRUPTED_MARK
+
+        remembered = [m for m in runtime.conversation.messages() if m.role == "assistant"]
+        assert remembered[-1].content.endswith(INTERRUPTED_MARK)
+        assert remembered[-1].content.lstrip().startswith(delivered[0].strip()[:10])
+        runtime.send_text("What is two plus two?")
+        assert _wait(lambda: sum(isinstance(e, ev.AssistantTurnEnd) for e in timeline.events()) >= 2)
+        assert runtime.wait_idle(60)
+    finally:
+        release.set()
+        runtime.close()
+
+
+def test_ask_tool_confirmation_by_voice_then_result_is_delivered_after_a_gap(backend, tmp_path) -> None:
+    timeline, runtime, harness = _session(backend, harness_permissions={"create_note": "ask"})
+    try:
+        task = harness.submit("create_note", {"title": "shopping", "text": "milk and eggs"})
+        assert _wait(lambda: any(isinstance(e, ev.ConfirmationRequested) for e in timeline.events()))
+        # Venus asks out loud (a fixed sentence, no model involved) at the next gap
+        assert _wait(lambda: any(isinstance(e, ev.AssistantTurnEnd) and "Shall I?" in e.text
+                                 for e in timeline.events()))
+        # the user answers as they would by voice
+        start = timeline.now_ms()
+        timeline.append(ev.UserSpeechStart(start_ms=start))
+        timeline.append(ev.UserSpeechEnd(start_ms=start, end_ms=start + 900))
+        timeline.append(ev.AsrFinal(text="Yes, go ahead.", segment_start_ms=start, segment_end_ms=start + 900))
+        assert _wait(lambda: any(isinstance(e, ev.ConfirmationAnswered) for e in timeline.events()))
+        answer = next(e for e in timeline.events() if isinstance(e, ev.ConfirmationAnswered))
+        assert answer.task_id == task and answer.approved and answer.source == "voice"
+        assert _wait(lambda: any(isinstance(e, ev.DelegationResult) for e in timeline.events()))
+        result = next(e for e in timeline.events() if isinstance(e, ev.DelegationResult))
+        # the result is woven in by an LLM turn that may only answer in words, after the user went quiet
+        assert _wait(lambda: any(isinstance(e, ev.ControlDecision) and e.seq > result.seq
+                                 for e in timeline.events()))
+        follow_up = next(e for e in timeline.events() if isinstance(e, ev.ControlDecision) and e.seq > result.seq)
+        assert follow_up.action == ev.Action.RESPOND
+        assert follow_up.t_ms - result.t_ms >= 250  # waited for a gap instead of jumping in
+        assert runtime.wait_idle(60)
+    finally:
+        runtime.close()
+        if harness is not None:
+            harness.shutdown()
