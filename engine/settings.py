@@ -38,7 +38,7 @@ class LLMSettings(_Section):
     n_batch: int = Field(256, ge=16, le=8192)  # prompt tokens evaluated per decode call
     temperature: float = Field(0.7, ge=0.0, le=2.0)
     top_p: float = Field(0.9, gt=0.0, le=1.0)
-    max_tokens: int = Field(256, ge=1, le=8192)  # longest single answer
+    max_tokens: int = Field(160, ge=1, le=8192)  # longest single answer (spoken answers should be short)
     remote_url: str = "http://127.0.0.1:8080/v1"  # used when backend == "remote"
     remote_model: str = ""  # model name sent to the server; empty = the server's default
     remote_timeout_s: float = Field(60.0, gt=0)
@@ -75,6 +75,7 @@ class ASRSettings(_Section):
     partial_interval_ms: int = Field(500, ge=100, le=5000)
     n_threads: int = Field(1, ge=1, le=64)
     beam_size: int = Field(1, ge=1, le=10)
+    window_s: float = Field(15.0, ge=5.0, le=30.0)  # whisper encoder window; longer speech gets a longer one
 
 
 class TTSSettings(_Section):

@@ -82,6 +82,9 @@ def test_a_killed_mic_stream_is_reported_and_reopened(live, tmp_path):
         subprocess.run(["pacmd", "kill-source-output", index], check=True)
     notice = _wait_for(timeline, Kind.SYSTEM_NOTICE, 0, timeout=10)
     assert notice is not None and notice.code == "audio-device-lost" and "input" in notice.text
+    deadline = time.monotonic() + 10  # the warning comes first; the reopen follows once the dead stream is closed
+    while pipeline.source.reopened < 1 and time.monotonic() < deadline:
+        time.sleep(0.05)
     assert pipeline.source.reopened >= 1
     # and Venus still hears afterwards
     wav = write_wav(tmp_path / "after.wav", pad(espeak("Are you still listening?"), 0.3, 0.3))

@@ -118,7 +118,8 @@ def make_synthesizer(settings: Settings) -> Synthesizer:
 def make_transcriber(settings: Settings) -> Transcriber:
     """faster-whisper with the model, language and threads from settings."""
     return WhisperTranscriber(WhisperOptions(resolve(settings.asr.model, "asr"), language=settings.asr.language,
-                                             threads=settings.asr.n_threads, beam_size=settings.asr.beam_size))
+                                             threads=settings.asr.n_threads, beam_size=settings.asr.beam_size,
+                                             window_s=settings.asr.window_s))
 
 
 def device_notices(timeline: Timeline) -> Callable[[str, str], None]:
@@ -249,7 +250,8 @@ class SpeechPipeline:
         while (item := self._turns.get()) is not None:
             turn, chunks, generation = item
             try:
-                for clause in split_clauses(chunks):
+                # chunks already cut into clauses upstream (the LLM's chunker marks them `presplit`) are kept
+                for clause in (chunks if getattr(chunks, "presplit", False) else split_clauses(chunks)):
                     if generation != self._generation:
                         break
                     spoken = self.synthesizer.synthesize(clause)

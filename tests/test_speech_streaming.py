@@ -1,0 +1,152 @@
+"""The cheap paths behind idle listening and fast finals: silence passed as a count, the echo canceller resting
+while nothing plays, whisper's shorter encoder window, and the pre-final decode reused as the final."""
+
+from __future__ import annotations
+
+import re
+import threading
+
+import numpy as np
+import pytest
+from speech_helpers import RATE, espeak, have_tools, pad
+
+from engine.asr import StreamingRecognizer, WhisperOptions, WhisperTranscriber
+from engine.audio import (
+    Clip,
+    EchoCanceller,
+    EchoGuard,
+    Player,
+    PlayerOptions,
+    SpeechFrontEnd,
+    StreamResampler,
+)
+from engine.models.registry import resolve
+from engine.vad import SegmenterOptions, SileroVad
+
+pytestmark = pytest.mark.skipif(not have_tools(), reason="espeak-ng and sox are needed to make speech inputs")
+
+
+def _words(text: str) -> list[str]:
+    return re.findall(r"[a-z0-9]+", text.lower())
+
+
+@pytest.fixture(scope="module")
+def whisper():
+    return WhisperTranscriber(WhisperOptions(resolve("whisper-tiny-en")))
+
+
+def test_silence_as_a_count_resamples_exactly_like_silent_samples():
+    tone = np.sin(np.arange(4410) * 0.05).astype(np.float32)
+    real, counted = StreamResampler(22050, 16000), StreamResampler(22050, 16000)
+    out_real, out_counted = [real.process(tone)], [counted.process(tone)]
+    for size in (220, 221, 17, 2205, 220, 1, 441):  # right after the tone the filter still rings, then it is empty
+        out_real.append(real.process(np.zeros(size, np.float32)))
+        out_counted.append(counted.process_silence(size))
+    out_real.append(real.process(tone))
+    out_counted.append(counted.process(tone))
+    assert [len(x) for x in out_real] == [len(x) for x in out_counted]
+    assert np.allclose(np.concatenate(out_real), np.concatenate(out_counted), atol=1e-6)
+    assert np.max(np.abs(out_counted[1])) > 0  # the ringing tail was really resampled, not skipped
+
+
+def test_an_idle_player_reports_silence_as_a_count_and_keeps_the_clock():
+    player = Player(PlayerOptions(16000))
+    block = np.ones(160, np.float32)
+    player.render(block)
+    assert not block.any() and player.reference.get_nowait() == 160 and player.position == 160
+    player.enqueue(Clip("t", "tone", np.full(320, 0.5, np.float32)))
+    player.render(block)
+    played = player.reference.get_nowait()
+    assert isinstance(played, np.ndarray) and np.allclose(played, 0.5) and player.position == 320
+    assert player.wait_idle(0) is False  # still playing: 160 samples left
+    player.render(block)
+    player.render(block)
+    assert player.wait_idle(0) is True
+
+
+def test_echo_canceller_rests_until_something_plays_and_after_the_hold():
+    front = SpeechFrontEnd(SileroVad(resolve("silero-vad-v6")), SegmenterOptions(), EchoCanceller(), EchoGuard(),
+                           echo_hold_ms=500)
+    noise = (np.random.default_rng(0).standard_normal(RATE * 3) * 0.01).astype(np.float32)
+    voice = (np.sin(np.arange(RATE) * 0.07) * 0.3).astype(np.float32)
+    cleaned, active = [], []
+    for i in range(0, len(noise), 160):
+        t = i // 160  # 10 ms steps: silence 0-1 s, Venus speaks 1-2 s, silence 2-3 s
+        front.add_reference(voice[(t - 100) * 160:(t - 99) * 160] if 100 <= t < 200 else np.zeros(160, np.float32))
+        cleaned.append(front.process(noise[i:i + 160]).cleaned)
+        active.append(front.echo_active)
+    assert not any(active[:100]) and all(active[100:200])
+    assert all(active[200:248]) and not any(active[252:])  # held 500 ms after the last sound, then resting
+    assert np.array_equal(np.concatenate(cleaned[:100]), noise[:RATE])  # resting: the mic goes straight through
+    assert not np.array_equal(np.concatenate(cleaned[110:190]), noise[RATE + 1600:RATE + 14400])  # running: processed
+    assert front.samples == sum(len(c) for c in cleaned) >= len(noise) - 160
+
+
+def test_windowed_decode_gives_the_words_and_their_times(whisper):
+    speech = espeak("Please set a timer for ten minutes.", wpm=150)
+    transcript = whisper.transcribe(pad(speech, 0.2, 0.1), word_timestamps=True)
+    words = _words(transcript.text)
+    assert {"set", "timer", "minutes"} <= set(words) and ("ten" in words or "10" in words), transcript.text
+    assert [_words(w.text) for w in transcript.words if _words(w.text)] == [[w] for w in words]
+    starts = [w.start_ms for w in transcript.words]
+    assert starts == sorted(starts) and starts[1] >= 200  # the second word comes after the 0.2 s lead-in
+    assert transcript.words[-1].end_ms <= 200 + len(speech) * 1000 // RATE + 100
+    assert whisper.transcribe(np.zeros(RATE, np.float32), word_timestamps=True).text == ""
+
+
+def test_speech_longer_than_the_window_is_decoded_whole():
+    short_window = WhisperTranscriber(WhisperOptions(resolve("whisper-tiny-en"), window_s=5.0))
+    sentences = ["The first train leaves at six in the morning.", "The second one leaves at noon.",
+                 "The last train of the day leaves at ten in the evening."]
+    audio = np.concatenate([pad(espeak(s, wpm=140), 0.0, 0.6) for s in sentences])
+    assert len(audio) / RATE > short_window.options.window_s  # past the window: the long-form path
+    transcript = short_window.transcribe(audio, word_timestamps=True)
+    words = _words(transcript.text)
+    assert {"first", "train", "morning", "second", "noon", "last", "evening"} <= set(words), words
+    assert transcript.words[-1].end_ms > 8000
+
+
+class _CountingTranscriber:
+    """The real whisper transcriber, noting each decode with word times (finals and pre-finals)."""
+
+    def __init__(self, inner: WhisperTranscriber) -> None:
+        self.inner = inner
+        self.final_decodes: list[float] = []  # seconds of audio of each decode with word times
+        self.decoded = threading.Semaphore(0)
+
+    def transcribe(self, audio: np.ndarray, *, word_timestamps: bool):
+        result = self.inner.transcribe(audio, word_timestamps=word_timestamps)
+        if word_timestamps:
+            self.final_decodes.append(len(audio) / RATE)
+            self.decoded.release()
+        return result
+
+
+def test_the_decode_started_at_the_pause_becomes_the_final(whisper):
+    speech = pad(espeak("Open the calendar for next Tuesday morning.", wpm=150), 0.1, 0.4)
+    counting = _CountingTranscriber(whisper)
+    finals, final_ready = [], threading.Semaphore(0)
+    recognizer = StreamingRecognizer(counting, lambda text, start: None,
+                                     lambda t, start, end: (finals.append((t, start, end)), final_ready.release()))
+    end = len(speech) - RATE // 4
+    try:
+        recognizer.begin(0, speech[:RATE])
+        recognizer.feed(speech[RATE:], allow_partial=False)
+        recognizer.prefinal(end)
+        assert counting.decoded.acquire(timeout=60)
+        recognizer.end(end)  # the pause held: the pre-final's result is the final, not decoded again
+        assert final_ready.acquire(timeout=60)
+        assert recognizer.finals_from_prefinal == 1 and len(counting.final_decodes) == 1
+        recognizer.begin(RATE * 10, speech)
+        recognizer.prefinal(RATE * 10 + RATE)  # a pause after the first second...
+        assert counting.decoded.acquire(timeout=60)
+        recognizer.end(RATE * 10 + end)  # ...that did not hold: the final decodes the whole segment
+        assert final_ready.acquire(timeout=60)
+    finally:
+        recognizer.close()
+    assert recognizer.finals_from_prefinal == 1
+    assert [round(s, 2) for s in counting.final_decodes] == [round(end / RATE, 2), 1.0, round(end / RATE, 2)]
+    for transcript, _, _ in finals:
+        assert {"calendar", "tuesday", "morning"} <= set(_words(transcript.text)), transcript.text
+    assert [(start, stop) for _, start, stop in finals] == [(0, end), (RATE * 10, RATE * 10 + end)]
+    assert recognizer.idle
