@@ -10,7 +10,7 @@ import logging
 import sys
 from pathlib import Path
 
-from PySide6.QtCore import QByteArray, QEvent, QObject, QSettings, Qt
+from PySide6.QtCore import QByteArray, QEvent, QObject, QSettings, Qt, Signal
 from PySide6.QtGui import QAction, QCloseEvent, QKeyEvent, QKeySequence, QShortcut
 from PySide6.QtWidgets import (
     QApplication,
@@ -50,6 +50,8 @@ def window_state_store() -> QSettings:
 
 class MainWindow(QMainWindow):
     """The conversation window; every user action leaves through the bridge, never on the UI thread."""
+
+    closed = Signal()  # the window really closed (not hidden to the tray)
 
     def __init__(self, settings: Settings, timeline: Timeline, controller: Controller,
                  settings_path: Path | None = None, parent: QWidget | None = None) -> None:
@@ -237,6 +239,7 @@ class MainWindow(QMainWindow):
             return
         super().closeEvent(event)
         self.shutdown()
+        self.closed.emit()
 
     def quit(self) -> None:
         """Save state, close the controller and leave the event loop."""
@@ -274,9 +277,19 @@ def run_app(settings: Settings, controller_factory: ControllerFactory | None = N
     tray = Tray(window)
     window.quit_on_close = not tray.available
     tray.show_if_available()
+    # Quit when this window closes (or Quit is chosen), not whenever Qt counts no visible windows: a stray
+    # late quit would leave Qt's "quit now" flag set and end every later event loop at once.
+    quit_on_last = app.quitOnLastWindowClosed()
+    app.setQuitOnLastWindowClosed(False)
+    window.closed.connect(app.quit)
     window.show()
-    code = app.exec()
-    window.shutdown()
+    try:
+        code = app.exec()
+    finally:
+        window.shutdown()
+        tray.hide()
+        window.hide()
+        app.setQuitOnLastWindowClosed(quit_on_last)
     return code
 
 

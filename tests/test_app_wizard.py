@@ -121,8 +121,14 @@ def test_run_app_shows_the_window_and_returns_on_quit(qtbot, config):
         QTimer.singleShot(300, window.quit)
 
     QTimer.singleShot(200, drive)
-    QTimer.singleShot(20000, QApplication.instance().quit)  # never hang the suite if the window did not appear
-    code = run_app(settings, timeline=timeline, settings_path=config / "settings.json")
+    guard = QTimer()  # never hang the suite if the window did not appear; stopped before the next test
+    guard.setSingleShot(True)
+    guard.timeout.connect(QApplication.instance().quit)
+    guard.start(20000)
+    try:
+        code = run_app(settings, timeline=timeline, settings_path=config / "settings.json")
+    finally:
+        guard.stop()
     assert code == 0 and seen["title"] == "Venus" and seen["visible"]
     typed = timeline.events(kinds=[Kind.USER_TEXT])
     assert [e.text for e in typed] == ["hello from run_app"]
