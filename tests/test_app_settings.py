@@ -155,3 +155,18 @@ def test_saved_settings_apply_to_the_running_window_without_restart(qtbot, tmp_p
         qtbot.waitUntil(lambda: controller.settings.conversation.assistant_name == "Vega", timeout=5000)
     finally:
         window.shutdown()
+
+
+def test_every_settings_control_is_named_and_reachable_by_keyboard(dialog):
+    from PySide6.QtCore import Qt
+    from PySide6.QtWidgets import QAbstractButton, QAbstractSpinBox, QLineEdit, QPlainTextEdit
+
+    controls = [w for cls in (QAbstractButton, QLineEdit, QComboBox, QAbstractSpinBox, QPlainTextEdit)
+                for w in dialog.findChildren(cls) if w.parent() is not None and not isinstance(w.parent(), QComboBox)]
+    # leave out Qt's own parts: a spin box's inner line edit, a table's corner button, tab-bar scrollers
+    controls = [c for c in controls if not isinstance(c.parent(), QAbstractSpinBox) and not c.objectName().startswith("qt_")
+                and type(c).__name__ != "QToolButton"]
+    unnamed = [c.objectName() or type(c).__name__ for c in controls
+               if not (c.accessibleName() or (isinstance(c, QAbstractButton) and c.text()))]
+    assert len(controls) > 60 and unnamed == []
+    assert all(c.focusPolicy() & Qt.FocusPolicy.TabFocus for c in controls if not isinstance(c, QAbstractButton) or c.text())
