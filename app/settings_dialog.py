@@ -17,7 +17,6 @@ from PySide6.QtWidgets import (
     QComboBox,
     QDialog,
     QDialogButtonBox,
-    QFileDialog,
     QHBoxLayout,
     QLabel,
     QLineEdit,
@@ -29,26 +28,15 @@ from PySide6.QtWidgets import (
 
 from app.secrets import api_key_name, delete_secret, set_secret
 from app.settings_form import SectionForm
+from app.settings_models import ModelsPanel
 from app.settings_pages import ApiKeysPage, McpPage, ToolsPage
-from engine.errors import SecretError, VenusError
+from engine.errors import SecretError
 from engine.settings import Settings, save_settings
 
-GGUF_MAGIC = b"GGUF"
 _FORM_SECTIONS = {  # settings section -> tab title
     "llm": "Models", "audio": "Audio", "vad": "Voice activity", "asr": "Speech recognition", "tts": "Voice",
     "camera": "Camera", "conversation": "Conversation", "harness": "Tools", "ui": "Interface",
 }
-
-
-def check_gguf(path: Path) -> None:
-    """Raise ValueError naming the file unless it starts with the GGUF magic bytes."""
-    try:
-        with open(path, "rb") as fh:
-            head = fh.read(4)
-    except OSError as exc:
-        raise ValueError(f"cannot read {path}: {exc.strerror}; choose a readable .gguf file") from exc
-    if head != GGUF_MAGIC:
-        raise ValueError(f"{path} is not a GGUF model (it does not start with 'GGUF'); choose a .gguf file")
 
 
 def describe_validation(err: ValidationError) -> list[str]:
@@ -107,46 +95,15 @@ class SettingsDialog(QDialog):
     # ---- models ----------------------------------------------------------------------------------------------
 
     def _build_models_extras(self, layout: QVBoxLayout) -> None:
-        from engine.models import all_entries
-
-        self.model_choice = QComboBox()
-        self.model_choice.setAccessibleName("Choose an installed language model")
-        self.model_choice.addItem("")
-        try:
-            self.model_choice.addItems([e.id for e in all_entries() if e.kind == "llm"])
-        except VenusError as exc:
-            self.model_choice.setToolTip(str(exc))
-        self.model_choice.textActivated.connect(lambda text: text and self.model_field.setText(text))
-        self.import_button = QPushButton("Import GGUF…")
-        self.import_button.setAccessibleName("Import a GGUF model file")
-        self.import_button.clicked.connect(self._choose_gguf)
-        row = QHBoxLayout()
-        row.addWidget(QLabel("Model"))
-        row.addWidget(self.model_choice, 1)
-        row.addWidget(self.import_button)
-        layout.insertLayout(0, row)
+        self.models = ModelsPanel()
+        self.models.model_chosen.connect(self.model_field.setText)
+        layout.insertWidget(0, self.models)
         layout.addStretch(1)
 
     @property
     def model_field(self) -> QLineEdit:
         """The llm.model editor."""
         return self.forms["llm"].editors["model"]
-
-    def _choose_gguf(self) -> None:
-        path, _ = QFileDialog.getOpenFileName(self, "Import a GGUF model", "", "GGUF models (*.gguf)")
-        if path:
-            self.import_gguf(Path(path))
-
-    def import_gguf(self, path: Path) -> bool:
-        """Use a GGUF file as the model (checked for the GGUF magic); shows the problem and returns False if not."""
-        try:
-            check_gguf(path)
-        except ValueError as exc:
-            self.error.setText(str(exc))
-            return False
-        self.model_field.setText(str(path))
-        self.error.clear()
-        return True
 
     # ---- audio -----------------------------------------------------------------------------------------------
 

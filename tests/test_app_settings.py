@@ -1,9 +1,14 @@
 """The settings dialog on real widgets: round trip to a real file, pydantic messages, secrets in a real keyring."""
 
+import functools
+import hashlib
+import http.server
 import json
 import os
+import struct
 import sys
 import textwrap
+import threading
 
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 
@@ -88,20 +93,67 @@ def test_bad_mcp_json_names_the_line(dialog, tmp_path):
     assert not (tmp_path / "settings.json").exists()
 
 
-def test_import_gguf_checks_the_file(dialog, tmp_path):
+def _tiny_gguf(path, name="Tiny test model"):
+    """A minimal valid GGUF v3: no tensors, one metadata string."""
+    def string(text):
+        data = text.encode()
+        return struct.pack("<Q", len(data)) + data
+
+    header = b"GGUF" + struct.pack("<IQQ", 3, 0, 1) + string("general.name") + struct.pack("<I", 8) + string(name)
+    path.write_bytes(header + b"\0" * (-len(header) % 32))  # the data section starts 32-byte aligned
+    return path
+
+
+@pytest.fixture
+def models_dir(tmp_path, monkeypatch):
+    folder = tmp_path / "models"
+    monkeypatch.setenv("VENUS_MODELS_DIR", str(folder))  # the user's model index is written here, not in the real one
+    return folder
+
+
+def test_import_gguf_registers_the_file_and_names_a_bad_one(qtbot, dialog, tmp_path, models_dir):
     fake = tmp_path / "notes.gguf"
-    fake.write_bytes(b"PK\x03\x04 not a model")
-    assert not dialog.import_gguf(fake)
-    assert "is not a GGUF model" in dialog.error.text() and str(fake) in dialog.error.text()
-    model = tmp_path / "tiny.gguf"
-    model.write_bytes(b"GGUF" + b"\x03\x00\x00\x00" + b"\x00" * 64)
-    assert dialog.import_gguf(model)
+    fake.write_bytes(b"PK\x03\x04 this is a zip file, not a model at all")
+    dialog.models.start_import(fake)
+    qtbot.waitUntil(lambda: not dialog.models.busy, timeout=10000)
+    assert "not a GGUF file" in dialog.models.status.text() and str(fake) in dialog.models.status.text()
+    assert dialog.model_field.text() == Settings().llm.model
+    model = _tiny_gguf(tmp_path / "Tiny_Model.gguf")
+    with qtbot.waitSignal(dialog.models.model_chosen, timeout=10000) as chosen:
+        dialog.models.start_import(model)
+    assert chosen.args == ["tiny-model"] and dialog.model_field.text() == "tiny-model"
     assert dialog.save()
-    assert load_settings(tmp_path / "settings.json").settings.llm.model == str(model)
+    assert load_settings(tmp_path / "settings.json").settings.llm.model == "tiny-model"
+    ids = [dialog.models.choice.itemText(i) for i in range(dialog.models.choice.count())]
+    assert "tiny-model" in ids
+
+
+def test_download_manager_shows_progress_and_verifies(qtbot, dialog, tmp_path, models_dir):
+    served = tmp_path / "served"
+    served.mkdir()
+    model = _tiny_gguf(served / "downloaded-tiny.gguf", name="Downloaded tiny")
+    digest = hashlib.sha256(model.read_bytes()).hexdigest()
+    handler = functools.partial(http.server.SimpleHTTPRequestHandler, directory=str(served))
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    url = f"http://127.0.0.1:{server.server_address[1]}/downloaded-tiny.gguf"
+    try:
+        dialog.models.start_download(url, "0" * 64)
+        qtbot.waitUntil(lambda: not dialog.models.busy, timeout=20000)
+        assert "expected 0000" in dialog.models.status.text()
+        assert not (models_dir / "downloaded-tiny.gguf").exists()
+        with qtbot.waitSignal(dialog.models.model_chosen, timeout=20000) as chosen:
+            dialog.models.start_download(url, digest)
+        assert chosen.args == ["downloaded-tiny"]
+        assert dialog.models.progress.value() == 100 and "verified" in dialog.models.status.text()
+        assert (models_dir / "downloaded-tiny.gguf").read_bytes() == model.read_bytes()
+        assert dialog.model_field.text() == "downloaded-tiny"
+    finally:
+        server.shutdown()
 
 
 def test_model_choice_lists_registry_llms(dialog):
-    choice: QComboBox = dialog.model_choice
+    choice: QComboBox = dialog.models.choice
     ids = [choice.itemText(i) for i in range(choice.count())]
     assert "smollm2-135m-instruct-q4_1" in ids and "whisper-tiny-en" not in ids
 
