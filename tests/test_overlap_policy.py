@@ -119,8 +119,11 @@ def test_undecided_before_the_deadline_then_provisional_without_words() -> None:
     revised = policy.review(late, OverlapFeatures(elapsed_ms=700, speech_active=False, words="Mm-hmm.",
                                                   is_final=True, **USER), SPEAKING)
     assert revised.kind == OverlapKind.BACKCHANNEL and "resume" in revised.reason
-    # and a real interruption is confirmed
-    confirmed = policy.review(late, OverlapFeatures(elapsed_ms=700, words="what about tomorrow", **USER), SPEAKING)
+    # a real interruption stays a (provisional) stop on partial words, and the final words confirm it
+    partial = policy.review(late, OverlapFeatures(elapsed_ms=700, words="what about tomorrow", **USER), SPEAKING)
+    assert partial.kind == OverlapKind.INTERRUPTION and partial.provisional
+    confirmed = policy.review(partial, OverlapFeatures(elapsed_ms=1100, speech_active=False, is_final=True,
+                                                       words="what about tomorrow?", **USER), SPEAKING)
     assert confirmed.kind == OverlapKind.INTERRUPTION and not confirmed.provisional
 
 

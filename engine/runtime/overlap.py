@@ -205,6 +205,9 @@ class OverlapPolicy:
         at_deadline = f.elapsed_ms >= o.deadline_ms or not f.speech_active or f.is_final
 
         def verdict(kind: OverlapKind | None, reason: str, provisional: bool = False) -> OverlapVerdict:
+            # while the user still speaks a stop is a pause: whisper's partials garble and invent words
+            # ("And uh, wait."), so the final words confirm it or resume the answer
+            provisional |= kind == OverlapKind.INTERRUPTION and f.speech_active and not f.is_final
             return OverlapVerdict(kind, reason, s, provisional, f.elapsed_ms)
 
         if s["echo"] >= o.echo_word_overlap:
@@ -225,9 +228,7 @@ class OverlapPolicy:
         o = self.options
         still_talking = f.speech_active and not f.is_final
         if s["stop_cue"]:
-            # stop at once; while the user goes on it stays provisional, so the final words (whisper's partials
-            # sometimes invent a "wait") may still resume the answer
-            return verdict(OverlapKind.INTERRUPTION, f"a stop cue in {f.words!r}", provisional=still_talking)
+            return verdict(OverlapKind.INTERRUPTION, f"a stop cue in {f.words!r}")
         if s["other_named"]:
             return verdict(OverlapKind.OTHER_ADDRESSEE, f"addressed to someone else by name in {f.words!r}")
         if context.side_conversation:
@@ -256,15 +257,12 @@ class OverlapPolicy:
         if s["request"] and content_words >= 1:
             if f.facing_screen is False:
                 return verdict(OverlapKind.OTHER_ADDRESSEE, f"a request while looking away: {f.words!r}")
-            # while the user goes on, the rest may show the request is for someone else: pause, do not discard
-            return verdict(OverlapKind.INTERRUPTION, f"a request to the assistant: {f.words!r}",
-                           provisional=still_talking and cues.to_assistant == 0)
+            return verdict(OverlapKind.INTERRUPTION, f"a request to the assistant: {f.words!r}")
         if not asks and cues.to_assistant == 0 and content_words >= o.interruption_min_words:
             return verdict(OverlapKind.OTHER_ADDRESSEE, f"a remark that neither asks Venus anything nor follows its "
                            f"topic: {f.words!r}", provisional=still_talking)
         if content_words >= o.interruption_min_words or (f.is_final and content_words >= 1):
-            return verdict(OverlapKind.INTERRUPTION, f"the user claims the floor: {f.words!r}",
-                           provisional=still_talking)
+            return verdict(OverlapKind.INTERRUPTION, f"the user claims the floor: {f.words!r}")
         if at_deadline:
             return verdict(OverlapKind.INTERRUPTION, f"user speech at the deadline: {f.words!r}", provisional=True)
         return verdict(None, f"too few words yet ({f.words!r})")
