@@ -4,9 +4,12 @@ from __future__ import annotations
 
 import json
 
+import llama_cpp
+import numpy as np
 import pytest
 
 from engine.llm import (
+    DECISION_PREFIX,
     ChatMessage,
     Conversation,
     ConversationOptions,
@@ -21,6 +24,7 @@ from engine.llm import (
     render_messages,
 )
 from engine.llm.llama_backend import LlamaBackend, LlamaOptions
+from engine.llm.llama_options import GreedyGrammarSampler, make_sampler
 from engine.models.registry import resolve
 from engine.timeline import Timeline
 from engine.timeline import events as ev
@@ -92,6 +96,83 @@ def test_grammar_gives_a_valid_decision_for_50_varied_prompts(backend):
         assert text == format_decision(decision.action, decision.tool, decision.arguments)
         seen_actions.add(decision.action)
     assert len(seen_actions) >= 2, seen_actions
+
+
+def test_decision_after_the_prefilled_prefix_is_valid_for_varied_prompts(backend):
+    render = RenderOptions(system_prompt="You are Venus, a voice assistant.")
+    seen_actions = set()
+    for i, prompt in enumerate(PROMPTS[::2]):
+        actions = allowed_actions(TOOLS, can_resume=i % 2 == 0)
+        messages = render_messages([ev.UserText(text=prompt, seq=0)], TOOLS, render)
+        grammar = decision_grammar(TOOLS, actions, after_prefix=True)
+        request = GenerateRequest(temperature=0.0, max_tokens=64, stop=("\n",), grammar=grammar)
+        if i % 3 == 2:
+            request = GenerateRequest(temperature=1.2, top_p=1.0, min_p=0.0, max_tokens=64, seed=i,
+                                      stop=("\n",), grammar=grammar)
+        stream = backend.generate([*messages, ChatMessage("assistant", DECISION_PREFIX)], request)
+        text = DECISION_PREFIX + stream.text()
+        assert stream.finish.reason in ("complete", "stop"), (prompt, text, stream.finish.reason)
+        json.loads(text)
+        decision = parse_decision(text, TOOLS, actions)
+        assert decision.action in actions, (prompt, text)
+        assert text == format_decision(decision.action, decision.tool, decision.arguments)
+        seen_actions.add(decision.action)
+    assert len(seen_actions) >= 2, seen_actions
+
+
+def test_conversation_with_prefilled_decision_runs_whole_turns(backend):
+    timeline = Timeline()
+    options = ConversationOptions(
+        render=RenderOptions(system_prompt="You are Venus, a voice assistant."), prefill_decision=True,
+        answer=GenerateRequest(temperature=0.0, max_tokens=16), n_ctx=2048, decision_max_tokens=64,
+    )
+    conv = Conversation(timeline, backend, options, tools=TOOLS)
+    for question in ("Tell me about the moon.", "Set a timer for five minutes please"):
+        timeline.append(ev.UserText(text=question))
+        turn = conv.respond()
+        end = turn.wait(180)
+        assert end is not None and not end.reason.startswith("error"), end
+        decision = timeline.events(kinds=[ev.Kind.CONTROL_DECISION])[-1]
+        assert not decision.error or decision.error.startswith("invalid arguments"), decision
+    # the finished turns, rendered again, continue the cache: only a few boundary tokens are evaluated
+    timeline.append(ev.UserText(text="Thanks."))
+    stats = conv.sync()
+    assert stats.kept > 0.9 * stats.total and stats.evaluated < 20, stats
+
+
+def test_argmax_first_grammar_sampling_picks_what_full_filtering_picks(backend):
+    """GreedyGrammarSampler against llama.cpp's own grammar+greedy chain, step by step on the same logits."""
+    render = RenderOptions(system_prompt="You are Venus, a voice assistant.")
+    actions = allowed_actions(TOOLS, can_resume=True)
+    grammar = decision_grammar(TOOLS, actions)
+    steps = filtered = 0
+    for prompt in PROMPTS[:12]:
+        messages = render_messages([ev.UserText(text=prompt, seq=0)], TOOLS, render)
+        tokens = backend.context_tokens([*messages, ChatMessage("assistant", "")], open_last=True)
+
+        def job(tokens: list[int] = tokens) -> tuple[list[int], list[int], int]:
+            backend._sync_tokens(tokens, evaluate=True)
+            ours = GreedyGrammarSampler(backend._vocab, grammar, backend.n_vocab)
+            reference = make_sampler(backend._vocab, GenerateRequest(temperature=0.0, grammar=grammar))
+            mine, theirs = [], []
+            try:
+                for _ in range(40):
+                    logits = llama_cpp.llama_get_logits_ith(backend._ctx.ctx, -1)
+                    mine.append(ours.sample(np.ctypeslib.as_array(logits, shape=(backend.n_vocab,))))
+                    theirs.append(llama_cpp.llama_sampler_sample(reference, backend._ctx.ctx, -1))
+                    if mine[-1] != theirs[-1] or llama_cpp.llama_vocab_is_eog(backend._vocab, mine[-1]):
+                        break
+                    backend._decode([mine[-1]])
+            finally:
+                ours.close()
+                llama_cpp.llama_sampler_free(reference)
+            return mine, theirs, ours.full_filters
+
+        mine, theirs, full_filters = backend._call(job)
+        assert mine == theirs, (prompt, backend.detokenize(mine), backend.detokenize(theirs))
+        steps += len(mine)
+        filtered += full_filters
+    assert 0 < filtered < steps  # both branches ran: the argmax accepted, and rejected then filtered
 
 
 def test_parse_decision_reports_malformed_output_instead_of_raising():

@@ -14,6 +14,7 @@ from engine.llm.context import (
     render_messages,
 )
 from engine.llm.control import (
+    DECISION_PREFIX,
     ToolSpec,
     allowed_actions,
     as_tool_specs,
@@ -39,6 +40,7 @@ def open_backend(llm: Any, *, api_key: str = "") -> LLMBackend:
 
 
 __all__ = [
+    "DECISION_PREFIX",
     "INTERRUPTED_MARK",
     "LlamaBackend",
     "LlamaOptions",

@@ -17,6 +17,9 @@ import jsonschema
 from engine.timeline.events import Action, ControlDecision
 
 MAX_STRING_CHARS = 80  # longest string the grammar lets the model write inside arguments
+# The fixed start of every decision line. An in-process backend evaluates it with the prompt in one batch,
+# so the model only generates the action word onwards (under a grammar the fixed text costs one step a char).
+DECISION_PREFIX = '{"action": "'
 
 
 @dataclass(frozen=True)
@@ -79,15 +82,19 @@ def _literal(text: str) -> str:
     return json.dumps(json.dumps(text))  # a GBNF string literal whose content is the JSON string
 
 
-def decision_grammar(tools: Sequence[ToolSpec], actions: Sequence[Action]) -> str:
-    """GBNF for one decision line in the canonical form of `format_decision`."""
-    choices = [_literal(str(a)) for a in actions if a != Action.DELEGATE]
+def decision_grammar(tools: Sequence[ToolSpec], actions: Sequence[Action], *, after_prefix: bool = False) -> str:
+    """GBNF for one decision line in the canonical form of `format_decision`.
+
+    With `after_prefix` the grammar covers only what follows DECISION_PREFIX (already in the context).
+    """
+    quote = "" if after_prefix else '"'  # the action's opening quote belongs to the prefix
+    choices = [json.dumps(f'{quote}{a}"') for a in actions if a != Action.DELEGATE]
     rules = []
     if Action.DELEGATE in actions and tools:
         choices.append("delegate")
         names = " | ".join(_literal(t.name) for t in tools)
         rules += [
-            'delegate ::= "\\"delegate\\", \\"tool\\": " tool ", \\"arguments\\": " object',
+            f'delegate ::= "{json.dumps(quote)[1:-1]}delegate\\", \\"tool\\": " tool ", \\"arguments\\": " object',
             f"tool ::= {names}",
             'object ::= "{}" | "{" pair (", " pair){0,7} "}"',
             'pair ::= string ": " value',
@@ -97,7 +104,8 @@ def decision_grammar(tools: Sequence[ToolSpec], actions: Sequence[Action]) -> st
             'char ::= [^"\\\\\\x00-\\x1f] | "\\\\" ["\\\\nt]',
             'number ::= "-"? ("0" | [1-9] [0-9]{0,11}) ("." [0-9]{1,6})?',
         ]
-    head = 'root ::= "{\\"action\\": " (' + " | ".join(choices) + ') "}"'
+    opening = "" if after_prefix else '"{\\"action\\": " '
+    head = f"root ::= {opening}(" + " | ".join(choices) + ') "}"'
     return "\n".join([head, *rules]) + "\n"
 
 

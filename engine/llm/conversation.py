@@ -26,6 +26,7 @@ from engine.llm.context import (
     render_messages,
 )
 from engine.llm.control import (
+    DECISION_PREFIX,
     ToolSpec,
     allowed_actions,
     as_tool_specs,
@@ -52,6 +53,9 @@ class ConversationOptions:
     decision_max_tokens: int = 96  # cap on the decision line (a longer one is reported as malformed)
     decision_retries: int = 1  # how often an invalid decision goes back to the model before falling back
     overflow_target: float = 0.6  # after trimming, the context fills at most this share of the free room
+    # Evaluate the decision line's fixed start with the prompt (in-process backends): about 40 ms less to the
+    # first token on the default model, but the cache's float rounding then differs from a from-scratch render.
+    prefill_decision: bool = False
 
     def __post_init__(self) -> None:
         if self.n_ctx < 256:
@@ -284,17 +288,22 @@ class Conversation:
         actions = allowed_actions(self.tools, can_resume=can_resume)
         if turn._actions is not None:
             actions = tuple(a for a in actions if a in turn._actions) or (ev.Action.RESPOND,)
+        prefill = self.options.prefill_decision and getattr(self.backend, "continues_open_turn", False)
+        prefix = DECISION_PREFIX if prefill else ""
         request = GenerateRequest(
             max_tokens=self.options.decision_max_tokens, temperature=0.0, stop=("\n",),
-            grammar=decision_grammar(self.tools, actions), json_schema=decision_schema(self.tools, actions),
+            grammar=decision_grammar(self.tools, actions, after_prefix=bool(prefix)),
+            json_schema=decision_schema(self.tools, actions),
         )
         for _attempt in range(self.options.decision_retries + 1):
             if turn.cancelled:
                 return None
             with self._lock:
                 messages = self.messages()
+            if prefix:
+                messages = [*messages, ChatMessage("assistant", prefix)]
             stream = self._generate(turn, messages, request)
-            text = stream.text()
+            text = prefix + stream.text()
             if stream.finish.reason == "cancelled" or turn.cancelled:
                 return None
             decision = parse_decision(text, self.tools, actions)

@@ -26,7 +26,13 @@ from llama_cpp import _internals, _logger
 
 from engine.errors import BackendError
 from engine.llm.backend import FinishInfo, GenerateRequest, SyncStats, TokenStream
-from engine.llm.llama_options import LlamaOptions, choose_threads, load_model, make_sampler
+from engine.llm.llama_options import (
+    GreedyGrammarSampler,
+    LlamaOptions,
+    choose_threads,
+    load_model,
+    make_sampler,
+)
 from engine.llm.template import ChatMessage, ChatTemplate
 
 log = logging.getLogger(__name__)
@@ -39,6 +45,8 @@ class _Cancelled(Exception):
 
 class LlamaBackend:
     """A GGUF model in process with an incrementally maintained KV cache (sequence 0)."""
+
+    continues_open_turn = True  # generate() continues a trailing assistant message where its text ends
 
     def __init__(self, options: LlamaOptions) -> None:
         self.options = options
@@ -352,7 +360,9 @@ class LlamaBackend:
         stream.close(finish, error)
 
     def _decode_loop(self, request: GenerateRequest, stream: TokenStream, finish: FinishInfo) -> None:
-        sampler = make_sampler(self._vocab, request)
+        greedy_grammar = bool(request.grammar) and request.temperature == 0.0
+        sampler = GreedyGrammarSampler(self._vocab, request.grammar, self.n_vocab) if greedy_grammar else None
+        chain = None if greedy_grammar else make_sampler(self._vocab, request)
         utf8 = codecs.getincrementaldecoder("utf-8")("replace")
         stops = request.stop
         hold_max = max((len(s) for s in stops), default=1) - 1
@@ -367,7 +377,11 @@ class LlamaBackend:
                 if len(self._evaluated) >= self.n_ctx:
                     finish.reason = "context_full"
                     break
-                token = llama_cpp.llama_sampler_sample(sampler, ctx, -1)
+                if sampler is not None:
+                    logits = llama_cpp.llama_get_logits_ith(ctx, -1)
+                    token = sampler.sample(np.ctypeslib.as_array(logits, shape=(self.n_vocab,)))
+                else:
+                    token = llama_cpp.llama_sampler_sample(chain, ctx, -1)
                 if llama_cpp.llama_vocab_is_eog(vocab, token):
                     finish.reason = "complete"
                     break
@@ -405,7 +419,10 @@ class LlamaBackend:
             if finish.reason != "stop":
                 self._emit(stream, finish, pending + utf8.decode(b"", final=True))
         finally:
-            llama_cpp.llama_sampler_free(sampler)
+            if sampler is not None:
+                sampler.close()
+            if chain is not None:
+                llama_cpp.llama_sampler_free(chain)
 
     @staticmethod
     def _emit(stream: TokenStream, finish: FinishInfo, text: str) -> None:

@@ -1,11 +1,13 @@
-"""Options, thread choice, model loading and sampler chains for the in-process llama.cpp backend."""
+"""Options, thread choice, model loading and samplers for the in-process llama.cpp backend."""
 
 from __future__ import annotations
 
+import ctypes
 from dataclasses import dataclass
 from typing import Any
 
 import llama_cpp
+import numpy as np
 import psutil
 from llama_cpp import _internals
 
@@ -86,3 +88,45 @@ def make_sampler(vocab: Any, request: GenerateRequest) -> Any:
     llama_cpp.llama_sampler_chain_add(chain, llama_cpp.llama_sampler_init_temp(request.temperature))
     llama_cpp.llama_sampler_chain_add(chain, llama_cpp.llama_sampler_init_dist(request.seed))
     return chain
+
+
+class GreedyGrammarSampler:
+    """Greedy decoding under a GBNF grammar, checking the plain argmax first (as llama.cpp's common sampler does).
+
+    Filtering the whole vocabulary through the grammar costs about as much as a decode step of a small model;
+    the argmax is usually allowed, and when it is, it is also the argmax among the allowed tokens: same result.
+    """
+
+    def __init__(self, vocab: Any, grammar: str, n_vocab: int) -> None:
+        self._grammar = llama_cpp.llama_sampler_init_grammar(vocab, grammar.encode("utf-8"), b"root")
+        if not self._grammar:
+            raise ValueError("the GBNF grammar did not parse (llama.cpp logs the position)")
+        self._one = (llama_cpp.llama_token_data * 1)()
+        self._one_array = llama_cpp.llama_token_data_array(self._one, 1, -1, False)
+        self._all = np.zeros(n_vocab, dtype=np.dtype([("id", "<i4"), ("logit", "<f4"), ("p", "<f4")]))
+        self._all["id"] = np.arange(n_vocab, dtype=np.int32)
+        self._all_array = llama_cpp.llama_token_data_array(
+            self._all.ctypes.data_as(llama_cpp.llama_token_data_p), n_vocab, -1, False
+        )
+        self.full_filters = 0  # steps whose argmax the grammar rejected, so the whole vocabulary was filtered
+
+    def sample(self, logits: np.ndarray) -> int:
+        """The most likely token the grammar allows after what it has accepted so far; accepts it."""
+        token = int(np.argmax(logits))
+        self._one[0].id, self._one[0].logit, self._one[0].p = token, 0.0, 0.0
+        self._one_array.size, self._one_array.selected = 1, -1
+        llama_cpp.llama_sampler_apply(self._grammar, ctypes.byref(self._one_array))
+        if self._one[0].logit == -np.inf:  # rejected: filter every token and take the best remaining one
+            self._all["logit"] = logits
+            self._all_array.size, self._all_array.selected, self._all_array.sorted = len(self._all), -1, False
+            llama_cpp.llama_sampler_apply(self._grammar, ctypes.byref(self._all_array))
+            token = int(np.argmax(self._all["logit"]))
+            self.full_filters += 1
+        llama_cpp.llama_sampler_accept(self._grammar, token)
+        return token
+
+    def close(self) -> None:
+        """Free the llama.cpp grammar."""
+        if self._grammar:
+            llama_cpp.llama_sampler_free(self._grammar)
+            self._grammar = None
