@@ -278,10 +278,15 @@ class StreamingRecognizer:
     def _run(self) -> None:
         warm_up = getattr(self._transcriber, "warm_up", None)
         if warm_up is not None:
+            with self._cond:
+                self._busy = True  # `idle` stays False until the warm-up is done
             try:
                 warm_up()
             except Exception:  # a model that cannot decode fails again on the first job, and is reported there
                 log.exception("ASR warm-up failed")
+            finally:
+                with self._cond:
+                    self._busy = False
         while (item := self._next_job()) is not None:
             kind, job = item
             try:

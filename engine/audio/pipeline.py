@@ -298,7 +298,7 @@ class SpeechPipeline:
                 first = self._mic_in.get(timeout=0.1)
             except queue.Empty:
                 continue
-            if not self._speech_open and not self.frontend.echo_active:
+            if not self._speech_open and not self.frontend.echo_active and self._mic_in.empty():
                 self._closing.wait(_IDLE_BATCH_S)  # nothing urgent: let blocks gather and handle them in one pass
             block = self._gather(first)
             try:
