@@ -10,6 +10,7 @@ import statistics
 import sys
 import time
 
+import llama_cpp
 from llama_cpp import Llama
 
 from engine.llm import ChatMessage, Conversation, ConversationOptions, GenerateRequest, RenderOptions
@@ -78,6 +79,17 @@ def _history(turns: int) -> list[ChatMessage]:
     return messages
 
 
+def _macs_per_token(backend: LlamaBackend) -> tuple[float, float]:
+    """Multiply-adds per evaluated token: in the weight matrices, and in attention per cached token (QK and AV)."""
+    meta = backend.metadata
+    arch = meta["general.architecture"]
+    layers, heads = int(meta[f"{arch}.block_count"]), int(meta[f"{arch}.attention.head_count"])
+    head_dim = int(meta.get(f"{arch}.attention.key_length", int(meta[f"{arch}.embedding_length"]) // heads))
+    model = backend._model.model
+    embeddings = backend.n_vocab * llama_cpp.llama_model_n_embd(model)  # a lookup, not a matmul (output: last token)
+    return float(llama_cpp.llama_model_n_params(model) - embeddings), float(2 * layers * heads * head_dim)
+
+
 def bench_append_cost(path: str) -> float:
     """Cost of appending one 20-token user turn after 2 vs after 60 earlier turns (incremental cache)."""
     short = LlamaBackend(LlamaOptions(model_path=path, n_ctx=4096, n_batch=256, n_threads=THREADS))
@@ -88,14 +100,17 @@ def bench_append_cost(path: str) -> float:
         backend.sync(history)
     added = len(short.context_tokens([*histories["2 turns"][1], new_turn])) - len(short.context_tokens(histories["2 turns"][1]))
     costs: dict[str, list[float]] = {name: [] for name in histories}
+    decode: dict[str, list[float]] = {name: [] for name in histories}
     for _ in range(9):
         for name, (backend, history) in histories.items():
             backend.sync(history, evaluate=False)  # drop the previous appended turn
             started = time.perf_counter()
             stats = backend.sync([*history, new_turn])
             costs[name].append(time.perf_counter() - started)
+            decode[name].append(stats.decode_s)
             assert stats.evaluated <= added + 1, stats
     sizes = {name: len(b.cached_tokens) for name, (b, _h) in histories.items()}
+    weights, attention = _macs_per_token(short)
     long_tokens = long.cached_tokens
     scratch = []
     for _ in range(1):  # what every append would cost without the incremental cache
@@ -106,10 +121,17 @@ def bench_append_cost(path: str) -> float:
     short.close()
     long.close()
     a, b = statistics.median(costs["2 turns"]), statistics.median(costs["60 turns"])
-    print(f"append a {added}-token user turn after 2 turns  ({sizes['2 turns']:4d} tokens cached): {a * 1000:6.1f} ms")
-    print(f"append a {added}-token user turn after 60 turns ({sizes['60 turns']:4d} tokens cached): {b * 1000:6.1f} ms")
-    print(f"append cost ratio 60 turns / 2 turns: {b / a:.3f}  (target <= 1.2; what grows is attention over the "
-          f"cached keys, nothing is evaluated again)")
+    da, db = statistics.median(decode["2 turns"]), statistics.median(decode["60 turns"])
+    print(f"append a {added}-token user turn after 2 turns  ({sizes['2 turns']:4d} tokens cached): {a * 1000:6.1f} ms "
+          f"(llama_decode alone {da * 1000:6.1f} ms)")
+    print(f"append a {added}-token user turn after 60 turns ({sizes['60 turns']:4d} tokens cached): {b * 1000:6.1f} ms "
+          f"(llama_decode alone {db * 1000:6.1f} ms)")
+    print(f"append cost ratio 60 turns / 2 turns: {b / a:.3f}  (target <= 1.2); llama_decode alone: {db / da:.3f}; "
+          f"rendering, tokenizing and prefix matching: {(a - da) * 1000:.1f} / {(b - db) * 1000:.1f} ms")
+    predicted = (weights + attention * (sizes["60 turns"] + added / 2)) / (weights + attention * (sizes["2 turns"] + added / 2))
+    print(f"  arithmetic per appended token: {weights / 1e6:.0f}M multiply-adds in the weights + "
+          f"{attention / 1e3:.1f}K per cached token in attention, so attention over {sizes['60 turns']} cached tokens "
+          f"alone predicts a ratio of {predicted:.2f}; nothing is evaluated again ({added} tokens in both cases)")
     print(f"for scale, evaluating the 60-turn context from scratch: {statistics.median(scratch) * 1000:.0f} ms "
           f"({statistics.median(scratch) / b:.0f}x the incremental append)")
     return b / a
@@ -166,12 +188,53 @@ def bench_rollback_and_first_token(path: str) -> tuple[float, float]:
     return rb, ttft
 
 
+def bench_first_token_prefill(path: str) -> tuple[float, float]:
+    """Time to first token with the decision generated whole vs with its fixed start prefilled, turn by turn."""
+    runs: dict[bool, tuple[Timeline, Conversation]] = {}
+    for prefill in (False, True):
+        timeline = Timeline()
+        options = ConversationOptions(
+            render=RenderOptions(system_prompt="You are Venus, a friendly voice assistant. Answer briefly."),
+            answer=GenerateRequest(max_tokens=8, **SAMPLING), n_ctx=4096, prefill_decision=prefill,
+        )
+        backend = LlamaBackend(LlamaOptions(model_path=path, n_ctx=4096, n_batch=256, n_threads=THREADS))
+        runs[prefill] = (timeline, Conversation(timeline, backend, options))
+        runs[prefill][1].sync()  # the system prompt is evaluated at start-up, as the runtime does
+    questions = ["Where do bees sleep?", "What is a good book for a train ride?", "Why do cats purr?",
+                 "How do I fix a squeaky door?", "What is the tallest tree?", "Can you recommend a film?",
+                 "How do clouds form?", "What is a haiku?"]
+    first_token: dict[bool, list[float]] = {False: [], True: []}
+    first_seen: dict[str, float] = {}
+
+    def note_first_token(event: ev.Event) -> None:
+        if isinstance(event, ev.AssistantToken) and event.turn_id not in first_seen:
+            first_seen[event.turn_id] = time.perf_counter()
+
+    for timeline, _conv in runs.values():
+        timeline.subscribe(note_first_token)
+    for question in questions:
+        for prefill, (timeline, conv) in runs.items():  # alternated, so both see the same machine load
+            timeline.append(ev.UserText(text=question))
+            started = time.perf_counter()
+            turn = conv.respond(actions=[ev.Action.RESPOND])
+            turn.wait(120)
+            if turn.turn_id in first_seen:
+                first_token[prefill].append(first_seen[turn.turn_id] - started)
+    for _timeline, conv in runs.values():
+        conv.backend.close()
+    whole, prefilled = (statistics.median(first_token[k]) for k in (False, True))
+    print(f"time to first token, decision generated whole: median {whole * 1000:.0f} ms; with its fixed start "
+          f"prefilled (prefill_decision=True): median {prefilled * 1000:.0f} ms; ratio {prefilled / whole:.2f}")
+    return whole, prefilled
+
+
 def main() -> int:
     path = str(resolve("smollm2-135m-instruct-q4_1", kind="llm"))
     print(f"model: {path}, threads: {THREADS}")
     bench_decode_speed(path)
     bench_append_cost(path)
     bench_rollback_and_first_token(path)
+    bench_first_token_prefill(path)
     return 0
 
 

@@ -49,6 +49,7 @@ class SyncStats:
     evaluated: int = 0
     total: int = 0
     cancelled: bool = False  # cancel() stopped the evaluation part-way; the next sync continues from there
+    decode_s: float = 0.0  # seconds spent inside llama_decode (in-process backend), the rest is rendering
 
 
 @dataclass

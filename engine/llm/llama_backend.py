@@ -15,6 +15,7 @@ import ctypes
 import logging
 import queue
 import threading
+import time
 from collections import OrderedDict
 from collections.abc import Callable, Sequence
 from concurrent.futures import Future
@@ -277,7 +278,9 @@ class LlamaBackend:
                 self._logits_at = -1
         stats = SyncStats(kept=keep, removed=removed, total=len(tokens))
         if evaluate and keep < len(tokens):
+            started = time.perf_counter()
             self._evaluate(tokens[keep:])
+            stats.decode_s = time.perf_counter() - started
             stats.evaluated = len(tokens) - keep
         return stats
 
