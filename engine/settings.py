@@ -54,7 +54,8 @@ class AudioSettings(_Section):
     blocksize_ms: int = Field(10, ge=2, le=100)  # output block; small so stop() is fast
     test_tone_hz: float = Field(440.0, gt=20, lt=20000)
     echo_cancellation: bool = True  # WebRTC AEC fed with what Venus plays, so it does not hear itself
-    noise_suppression: bool = True  # WebRTC noise suppression on the mic
+    noise_suppression: bool = True  # WebRTC noise suppression on the mic, with the echo canceller
+    echo_hold_ms: int = Field(1500, ge=0, le=10000)  # canceller runs while Venus speaks and this long after
     stop_fade_ms: float = Field(8.0, ge=0.0, le=50.0)  # stop() fades out this long instead of clicking
     duck_gain: float = Field(0.3, ge=0.0, le=1.0)  # output gain while ducked under overlapping speech
     echo_guard_threshold: float = Field(0.85, gt=0.0, lt=1.0)  # VAD probability needed while Venus speaks

@@ -167,7 +167,7 @@ class SpeechPipeline:
         self.frontend = SpeechFrontEnd(
             SileroVad(resolve("silero-vad-v6", "vad")),
             SegmenterOptions(v.threshold, v.neg_threshold, v.min_speech_ms, v.min_silence_ms, v.speech_pad_ms),
-            echo, guard)
+            echo, guard, echo_hold_ms=a.echo_hold_ms)
         self.recognizer = StreamingRecognizer(transcriber or make_transcriber(settings), self._post_partial,
                                               self._post_final, partial_interval_ms=settings.asr.partial_interval_ms)
         self._mic_in: queue.SimpleQueue[np.ndarray] = queue.SimpleQueue()
