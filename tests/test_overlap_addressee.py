@@ -66,3 +66,12 @@ def test_cues_explain_themselves() -> None:
 def test_short_remark_option_is_validated() -> None:
     with pytest.raises(ValueError, match="short_remark_ms"):
         OverlapOptions(short_remark_ms=5000)
+
+
+def test_a_weak_voice_cue_does_not_outvote_a_stop_cue_at_the_users_level() -> None:
+    heard = OverlapFeatures(elapsed_ms=1800, speech_active=False, is_final=True, loudness_db=-1.0,
+                            words="actually what's the weather tomorrow?", speaker_similarity=0.1)
+    assert OverlapPolicy().decide(heard, SPEAKING).kind == OverlapKind.INTERRUPTION
+    other_voice = OverlapFeatures(elapsed_ms=1800, speech_active=False, is_final=True, loudness_db=-4.0,
+                                  words="they're on the table.", speaker_similarity=0.1)
+    assert OverlapPolicy().decide(other_voice, SPEAKING).kind == OverlapKind.BACKGROUND

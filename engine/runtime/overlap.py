@@ -214,8 +214,9 @@ class OverlapPolicy:
             return verdict(OverlapKind.ECHO, f"the mic hears Venus's own words (echo {s['echo']:.2f})")
         if s["assistant_named"]:
             return verdict(OverlapKind.INTERRUPTION, f"the user said the assistant's name ({context.assistant_name})")
+        # the voice cue is weak (see speaker.py): it does not outvote a stop cue or a request at user level
         not_user = (f.speaker_similarity is not None and f.speaker_similarity < o.same_speaker_threshold
-                    and f.elapsed_ms >= o.min_speaker_ms)
+                    and f.elapsed_ms >= o.min_speaker_ms and not (s["stop_cue"] or s["request"]))
         quiet = f.loudness_db is not None and f.loudness_db < o.background_level_db
         if not_user or quiet:
             why = "a voice unlike the enrolled user's" if not_user else f"{f.loudness_db:.0f} dB below the user's level"
