@@ -19,12 +19,15 @@ class ChunkerOptions:
     min_clause_words: int = 4  # a comma/semicolon cut only after this many words (avoids "Well," alone)
     first_clause_words: int = 2  # the first chunk of a turn may be this short, to start speaking early
     max_words: int = 24  # cut at the last space once a chunk reaches this many words
+    first_max_words: int = 7  # ...and the first chunk at this many: speech starts before a long sentence ends
 
     def __post_init__(self) -> None:
         if self.min_clause_words < 1 or self.first_clause_words < 1:
             raise ValueError("min_clause_words and first_clause_words must be at least 1")
         if self.max_words < max(self.min_clause_words, self.first_clause_words):
             raise ValueError(f"max_words ({self.max_words}) must be at least the clause minimums")
+        if self.first_max_words < self.first_clause_words:
+            raise ValueError(f"first_max_words ({self.first_max_words}) must be at least first_clause_words")
 
 
 class ClauseChunker:
@@ -69,7 +72,7 @@ class ClauseChunker:
                 return end
             if last in _CLAUSE_END and words >= min_clause:
                 return end
-            if words >= self.options.max_words:
+            if words >= (self.options.first_max_words if self._emitted == 0 else self.options.max_words):
                 return end
         return None
 

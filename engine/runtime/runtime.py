@@ -528,7 +528,7 @@ class Runtime:
             ref.turn = self.conversation.respond(turn_id=ref.turn_id, actions=actions)
             if ref.cancelled:
                 ref.turn.cancel()
-            ref.utterance = self.mouth.speak(ref.turn_id, self._clauses(ref.turn))
+            ref.utterance = self.mouth.speak(ref.turn_id, _Clauses(self._clauses(ref.turn)))
             ref.utterance.done.wait()
         except Exception:
             log.exception("assistant turn %s failed to start", ref.turn_id)
@@ -544,7 +544,8 @@ class Runtime:
         if decision is not None and decision.action == ev.Action.DELEGATE and self.harness is not None:
             self.harness.submit(decision.tool, decision.arguments, turn_id=turn.turn_id)
         for chunk in turn.chunks():
-            yield chunk + " "  # the voice re-splits the stream into clauses: keep the word boundary
+            if chunk.strip():
+                yield chunk.strip()
 
     def _say(self, text: str) -> None:
         """Speak a fixed sentence (reminders, acknowledgements); it joins the context as an assistant turn."""
@@ -607,8 +608,22 @@ class Runtime:
         elif isinstance(event, ev.ConfirmationRequested):
             if event.task_id in (self.harness.pending_confirmations() if self.harness is not None else []):
                 self._say(f"Before I go ahead: {_confirmation_text(event)} Shall I? Say yes or no.")
-        else:  # a task finished or failed: the model weaves it into the conversation, in words only
+        else:  # tasks finished or failed: one turn weaves them all in (they are in the context), in words only
+            for other in [e for e in self._deliveries if not isinstance(e, _URGENT)]:
+                self._deliveries.remove(other)
             self._respond(actions=(ev.Action.RESPOND,))
+
+
+class _Clauses:
+    """An answer's chunks, already cut into clauses by the LLM's chunker: the voice speaks them as they are."""
+
+    presplit = True
+
+    def __init__(self, chunks: Iterator[str]) -> None:
+        self._chunks = chunks
+
+    def __iter__(self) -> Iterator[str]:
+        return self._chunks
 
 
 def _confirmation_text(event: ev.ConfirmationRequested) -> str:

@@ -1,0 +1,75 @@
+"""The whole runtime with the real voice on file devices: background results wait for the answer to end."""
+
+from __future__ import annotations
+
+import time
+
+import numpy as np
+import soundfile as sf
+
+from engine.runtime.session import open_session
+from engine.settings import Settings
+from engine.timeline import events as ev
+
+
+def _wait(predicate, timeout=180.0) -> bool:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if predicate():
+            return True
+        time.sleep(0.05)
+    return False
+
+
+def test_results_finishing_mid_answer_are_spoken_after_it_not_over_it(tmp_path) -> None:
+    mic = tmp_path / "quiet-room.wav"
+    sf.write(mic, np.zeros(16000 * 90, np.float32), 16000)  # the user stays quiet and listens
+    settings = Settings()
+    settings.llm.temperature = 0.0
+    settings.llm.max_tokens = 80
+    session = open_session(settings, mic=mic, speaker=tmp_path / "venus.wav", persist=False, harness=True)
+    timeline = session.timeline
+    # The harness runs the tasks; the model is offered no tools here, so the 135M model answers the story
+    # instead of trying to delegate it (its choice is not what this test is about).
+    session.conversation.tools = ()
+    try:
+        session.runtime.send_text("Tell me a story about the sea.")
+        assert _wait(lambda: any(isinstance(e, ev.RuntimeState) and e.state == ev.RuntimeStateName.SPEAKING
+                                 for e in timeline.events())), [
+            (e.kind, getattr(e, "text", ""), getattr(e, "action", "")) for e in timeline.events()
+            if e.kind != ev.Kind.ASSISTANT_TOKEN]
+        # Venus is talking now: two background jobs finish while she does
+        reminder = session.harness.submit("set_timer", {"seconds": 1, "text": "the tea is ready"})
+        calculation = session.harness.submit("calculate", {"expression": "6 * 7"})
+        assert _wait(lambda: any(isinstance(e, ev.AssistantTurnEnd) and e.reason == "notice"
+                                 for e in timeline.events()))
+        assert _wait(lambda: any(isinstance(e, ev.DelegationResult) and e.task_id == calculation
+                                 for e in timeline.events()))
+        result = next(e for e in timeline.events() if isinstance(e, ev.DelegationResult) and e.task_id == calculation)
+        assert _wait(lambda: any(isinstance(e, ev.ControlDecision) and e.seq > result.seq
+                                 for e in timeline.events()))
+        assert session.runtime.wait_idle(180)
+    finally:
+        session.close()
+    events = timeline.events()
+    spans = [e for e in events if isinstance(e, ev.SpeechSpan) and e.end_sample > e.start_sample]
+    first_decision = next(e for e in events if isinstance(e, ev.ControlDecision))
+    answer = [s for s in spans if s.turn_id == first_decision.turn_id]
+    fired = next(e for e in events if isinstance(e, ev.ReminderFired))
+    notice_turn = next(e for e in events if isinstance(e, ev.AssistantTurnEnd) and e.reason == "notice")
+    notice = [s for s in spans if s.turn_id == notice_turn.turn_id]
+    follow_up = next(e for e in events if isinstance(e, ev.ControlDecision) and e.seq > result.seq
+                     and e.turn_id != notice_turn.turn_id)
+    weave = [s for s in spans if s.turn_id == follow_up.turn_id]
+    assert "the tea is ready" in notice_turn.text
+    assert fired.t_ms < answer[-1].t_ms and result.t_ms < answer[-1].t_ms, "both finished while Venus was talking"
+    # nothing was spoken over the answer: each later utterance starts after the previous one ended
+    assert notice and notice[0].start_sample >= answer[-1].end_sample
+    assert not any(s.truncated for s in answer), "the answer was not cut short for the news"
+    assert follow_up.action == ev.Action.RESPOND  # tool output may only be put into words
+    if weave:  # the model may also decide the result needs no words
+        assert weave[0].start_sample >= notice[-1].end_sample
+    assert reminder != calculation
+    # both results were woven into one turn, not one turn each
+    assert sum(isinstance(e, ev.ControlDecision) and e.seq > result.seq and e.turn_id != notice_turn.turn_id
+               for e in events) == 1
