@@ -27,7 +27,7 @@ import soundfile as sf
 
 from bench.duplex.evaluate import Transcriber
 from bench.duplex.generate import CATEGORIES
-from engine.runtime.overlap import ConversationContext, OverlapFeatures, OverlapPolicy
+from engine.runtime.overlap import ConversationContext, OverlapFeatures, OverlapOptions, OverlapPolicy
 from engine.runtime.speaker import SpeakerProfile
 from engine.runtime.turn_taking import EndOfTurnDetector
 from engine.timeline.events import OverlapKind
@@ -120,6 +120,7 @@ def judge_overlaps(meta: dict, audio: np.ndarray, asr: CachedTranscriber, policy
             verdict = policy.decide(features(min(0.3, duration), duration <= 0.3), context)
         at_deadline = verdict
         paused_from = verdict.elapsed_ms if verdict.stop else None
+        first_stop_ms = paused_from
         paused_ms = 0
         elapsed = 0.3 + partial_step_s
         while verdict.provisional and elapsed < duration:
@@ -127,6 +128,7 @@ def judge_overlaps(meta: dict, audio: np.ndarray, asr: CachedTranscriber, policy
             if later.stop != verdict.stop:
                 if later.stop:
                     paused_from = round(elapsed * 1000)
+                    first_stop_ms = first_stop_ms if first_stop_ms is not None else paused_from
                 else:
                     paused_ms += round(elapsed * 1000) - paused_from
                     paused_from = None
@@ -144,14 +146,17 @@ def judge_overlaps(meta: dict, audio: np.ndarray, asr: CachedTranscriber, policy
                 paused_from = None
             elif later.stop and not verdict.stop:
                 paused_from = round((duration + VAD_HANGOVER_S) * 1000)
+                first_stop_ms = first_stop_ms if first_stop_ms is not None else paused_from
             verdict = later
         closing = features(duration, True)
         final = policy.review(verdict, closing, context) if verdict.decided else policy.decide(closing, context)
         if paused_from is not None and not final.stop:
             paused_ms += round((duration + VAD_HANGOVER_S + partial_step_s) * 1000) - paused_from
+        if final.stop and first_stop_ms is None:
+            first_stop_ms = round((duration + VAD_HANGOVER_S + partial_step_s) * 1000)
         side_conversation = final.kind == OverlapKind.OTHER_ADDRESSEE
-        if stop_ms is None and at_deadline.stop:
-            stop_ms = at_deadline.elapsed_ms
+        if stop_ms is None and final.stop:
+            stop_ms = first_stop_ms  # when Venus first stopped (or paused) for the segment that interrupted
         segments.append({"text": event["text"], "heard": closing.words, "at_deadline": str(at_deadline.kind),
                          "provisional": at_deadline.provisional, "final": str(final.kind), "reason": final.reason,
                          "paused_ms": paused_ms})
@@ -199,9 +204,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--out", type=Path, default=None, help="JSON with every case (default: CASES/policy.json)")
     parser.add_argument("--asr-cache", type=Path, default=None,
                         help="JSON of transcripts by clip (default: CASES/asr-cache.json)")
+    parser.add_argument("--sensitivity", type=float, default=OverlapOptions().sensitivity,
+                        help="OverlapOptions.sensitivity (settings.conversation.duplex_sensitivity)")
     args = parser.parse_args(argv)
     asr = CachedTranscriber(args.asr_cache or args.cases / "asr-cache.json")
-    detector, policy = EndOfTurnDetector(), OverlapPolicy()
+    detector, policy = EndOfTurnDetector(), OverlapPolicy(OverlapOptions(sensitivity=args.sensitivity))
     rows, started = [], time.perf_counter()
     for category in CATEGORIES:
         for folder in sorted(args.cases.glob(f"{category}_*"))[: args.per_category]:

@@ -265,7 +265,11 @@ class OverlapPolicy:
         if content_words >= o.interruption_min_words or (f.is_final and content_words >= 1):
             return verdict(OverlapKind.INTERRUPTION, f"the user claims the floor: {f.words!r}")
         if at_deadline:
-            return verdict(OverlapKind.INTERRUPTION, f"user speech at the deadline: {f.words!r}", provisional=True)
+            if o.sensitivity >= 0.5:
+                return verdict(OverlapKind.INTERRUPTION, f"user speech at the deadline: {f.words!r}",
+                               provisional=True)
+            return verdict(OverlapKind.BACKCHANNEL, f"nothing clear by the deadline ({f.words!r}); low sensitivity "
+                           "keeps talking", provisional=True)
         return verdict(None, f"too few words yet ({f.words!r})")
 
     def _decide_from_acoustics(self, f, s, at_deadline, verdict) -> OverlapVerdict:
