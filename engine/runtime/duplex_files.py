@@ -24,11 +24,11 @@ from engine.settings import Settings, load_settings
 log = logging.getLogger(__name__)
 
 OUTPUT_RATE = 16000
-_DRAIN_S = 20.0  # after the input ends, how long Venus may finish its answer (the file keeps growing)
+DRAIN_S = 20.0  # after the input ends, how long Venus may finish its answer (the file keeps growing)
 
 
 def run_case(settings: Settings, input_wav: Path, output_wav: Path, *, shared: Shared,
-             timeline_path: Path | None = None, video: str | None = None) -> dict:
+             timeline_path: Path | None = None, video: str | None = None, drain_s: float = DRAIN_S) -> dict:
     """Run one conversation in real time; returns a small summary (turns, interruptions, duration)."""
     try:
         info = sf.info(str(input_wav))
@@ -41,7 +41,7 @@ def run_case(settings: Settings, input_wav: Path, output_wav: Path, *, shared: S
                                video=video, output_rate=OUTPUT_RATE)
         try:
             session.speech.source.finished.wait(timeout=input_seconds + 60)
-            deadline = time.monotonic() + _DRAIN_S
+            deadline = time.monotonic() + drain_s
             while time.monotonic() < deadline and not session.runtime.wait_idle(timeout=0.2):
                 pass
             input_start_ms = session.speech._start_ms  # session time of the input's sample 0
@@ -95,7 +95,7 @@ def run_duplex_command(args: argparse.Namespace) -> int:
     try:
         for i, (input_wav, output_wav, timeline_path) in enumerate(jobs, 1):
             summary = run_case(settings, input_wav, output_wav, shared=shared, timeline_path=timeline_path,
-                               video=args.video)
+                               video=args.video, drain_s=args.drain)
             print(f"[{i}/{len(jobs)}] {input_wav}: {summary['answers']} answers, "
                   f"{summary['interruptions']} interruptions -> {output_wav}", flush=True)
     finally:
