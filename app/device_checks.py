@@ -57,8 +57,13 @@ class SystemDeviceChecks:
         try:
             import sounddevice
 
-            audio = sounddevice.rec(int(seconds * SAMPLE_RATE), samplerate=SAMPLE_RATE, channels=1,
-                                    dtype="float32", device=device, blocking=True)
+            wanted, blocks = int(seconds * SAMPLE_RATE), []
+            # an explicit stream, not sounddevice.rec(): its one global stream would stop a tone playing meanwhile
+            with sounddevice.InputStream(samplerate=SAMPLE_RATE, channels=1, dtype="float32", device=device) as stream:
+                while sum(len(b) for b in blocks) < wanted:
+                    data, _overflowed = stream.read(min(SAMPLE_RATE // 10, wanted - sum(len(b) for b in blocks)))
+                    blocks.append(data.copy())
+            audio = np.concatenate(blocks)
         except Exception as exc:
             return CheckResult(False, f"Could not record from {name}: {exc}. Pick another input in Settings → Audio.")
         level = rms_dbfs(audio)
@@ -74,7 +79,8 @@ class SystemDeviceChecks:
 
             t = np.arange(int(seconds * SAMPLE_RATE)) / SAMPLE_RATE
             tone = (0.2 * np.sin(2 * np.pi * hz * t)).astype(np.float32)
-            sounddevice.play(tone, SAMPLE_RATE, device=device, blocking=True)
+            with sounddevice.OutputStream(samplerate=SAMPLE_RATE, channels=1, dtype="float32", device=device) as stream:
+                stream.write(tone.reshape(-1, 1))
         except Exception as exc:
             return CheckResult(False, f"Could not play on {name}: {exc}. Pick another output in Settings → Audio.")
         return CheckResult(True, f"Played a {hz:.0f} Hz tone on {name}. Did you hear it?")

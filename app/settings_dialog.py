@@ -7,10 +7,10 @@ Device probing and test tones run on worker threads, never on the UI thread.
 from __future__ import annotations
 
 import threading
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-import numpy as np
 from pydantic import ValidationError
 from PySide6.QtCore import Signal
 from PySide6.QtWidgets import (
@@ -26,10 +26,12 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from app.device_checks import CheckResult, SystemDeviceChecks
 from app.secrets import api_key_name, delete_secret, set_secret
 from app.settings_form import SectionForm
 from app.settings_models import ModelsPanel
 from app.settings_pages import ApiKeysPage, McpPage, ToolsPage
+from app.widgets import LevelMeter
 from engine.errors import SecretError
 from engine.settings import Settings, save_settings
 
@@ -49,7 +51,7 @@ class SettingsDialog(QDialog):
 
     settings_saved = Signal(object)  # the saved Settings
     devices_found = Signal(list, str)  # (device names, problem) from the probe thread
-    tone_finished = Signal(str)  # message from the test-tone thread
+    check_finished = Signal(str, object)  # (which check, CheckResult) from a worker thread
 
     def __init__(self, settings: Settings, parent: QWidget | None = None, settings_path: Path | None = None) -> None:
         super().__init__(parent)
@@ -71,7 +73,9 @@ class SettingsDialog(QDialog):
             pages[section] = layout
             self.tabs.addTab(page, title)
         self._build_models_extras(pages["llm"])
+        self.checks = SystemDeviceChecks()
         self._build_audio_extras(pages["audio"])
+        self._build_camera_extras(pages["camera"])
         self.tools = ToolsPage(dict(settings.harness.permissions), list(settings.harness.allowed_folders))
         pages["harness"].addWidget(self.tools, 1)
         self.mcp = McpPage(dict(settings.harness.mcp_servers))
@@ -113,12 +117,18 @@ class SettingsDialog(QDialog):
         self.tone_button = QPushButton("Play test tone")
         self.tone_button.setAccessibleName("Play a test tone on the output device")
         self.tone_button.clicked.connect(self.play_test_tone)
-        self.tone_finished.connect(self.device_status.setText)
+        self.mic_button = QPushButton("Test microphone")
+        self.mic_button.setAccessibleName("Record one second from the input device and show its level")
+        self.mic_button.clicked.connect(self.test_microphone)
+        self.mic_level = LevelMeter(name="Input level of the microphone test")
         self.devices_found.connect(self._fill_devices)
+        self.check_finished.connect(self._show_check)
         row = QHBoxLayout()
         row.addWidget(self.tone_button)
-        row.addWidget(self.device_status, 1)
+        row.addWidget(self.mic_button)
+        row.addWidget(self.mic_level, 1)
         layout.addLayout(row)
+        layout.addWidget(self.device_status)
         layout.addStretch(1)
         threading.Thread(target=self._probe_devices, name="venus-audio-probe", daemon=True).start()
 
@@ -140,24 +150,48 @@ class SettingsDialog(QDialog):
             box.setCurrentText(current)
         self.device_status.setText(problem or f"{len(names)} audio devices found")
 
-    def play_test_tone(self) -> threading.Thread:
-        """Play one second of the test tone on the chosen output device, on a worker thread."""
-        values = self.forms["audio"].values()
-        thread = threading.Thread(target=self._play_tone, args=(values["output_device"], values["test_tone_hz"]),
-                                  name="venus-test-tone", daemon=True)
+    def _run_check(self, which: str, check: Callable[[], CheckResult]) -> threading.Thread:
+        thread = threading.Thread(target=lambda: self.check_finished.emit(which, check()), name=f"venus-{which}-check",
+                                  daemon=True)
         thread.start()
         return thread
 
-    def _play_tone(self, device: str | int | None, hz: float) -> None:
-        try:
-            import sounddevice
+    def _show_check(self, which: str, result: CheckResult) -> None:
+        label = self.camera_status if which == "camera" else self.device_status
+        label.setText(("✔ " if result.ok else "✘ ") + result.message)
+        if result.level_dbfs is not None:
+            self.mic_level.set_level(result.level_dbfs)
 
-            rate = 48000
-            t = np.arange(rate) / rate
-            sounddevice.play((0.2 * np.sin(2 * np.pi * hz * t)).astype(np.float32), rate, device=device, blocking=True)
-            self.tone_finished.emit(f"Played {hz:.0f} Hz on {device or 'the default output'}")
-        except Exception as exc:
-            self.tone_finished.emit(f"Test tone failed on {device or 'the default output'}: {exc}")
+    def play_test_tone(self) -> threading.Thread:
+        """Play the test tone on the chosen output device, on a worker thread."""
+        values = self.forms["audio"].values()
+        return self._run_check("tone", lambda: self.checks.play_test_tone(values["output_device"], values["test_tone_hz"]))
+
+    def test_microphone(self) -> threading.Thread:
+        """Record a second from the chosen input device and show its level, on a worker thread."""
+        device = self.forms["audio"].values()["input_device"]
+        return self._run_check("microphone", lambda: self.checks.check_microphone(device))
+
+    # ---- camera ----------------------------------------------------------------------------------------------
+
+    def _build_camera_extras(self, layout: QVBoxLayout) -> None:
+        self.camera_button = QPushButton("Test camera")
+        self.camera_button.setAccessibleName("Open the camera and read one picture")
+        self.camera_button.clicked.connect(self.test_camera)
+        self.camera_status = QLabel()
+        self.camera_status.setWordWrap(True)
+        self.camera_status.setAccessibleName("Camera test result")
+        row = QHBoxLayout()
+        row.addWidget(self.camera_button)
+        row.addWidget(self.camera_status, 1)
+        layout.addLayout(row)
+        layout.addStretch(1)
+
+    def test_camera(self) -> threading.Thread:
+        """Open the chosen camera (index, file or URL) and read a frame, on a worker thread."""
+        device = self.forms["camera"].values()["device"]
+        device = Settings().camera.device if device is None else device
+        return self._run_check("camera", lambda: self.checks.check_camera(device))
 
     # ---- save ------------------------------------------------------------------------------------------------
 

@@ -222,3 +222,39 @@ def test_every_settings_control_is_named_and_reachable_by_keyboard(dialog):
                if not (c.accessibleName() or (isinstance(c, QAbstractButton) and c.text()))]
     assert len(controls) > 60 and unnamed == []
     assert all(c.focusPolicy() & Qt.FocusPolicy.TabFocus for c in controls if not isinstance(c, QAbstractButton) or c.text())
+
+
+def test_camera_test_button_reads_a_picture_from_the_chosen_device(qtbot, dialog, tmp_path):
+    import cv2
+    import numpy as np
+
+    video = tmp_path / "camera.avi"
+    writer = cv2.VideoWriter(str(video), cv2.VideoWriter_fourcc(*"MJPG"), 10, (64, 48))
+    for _ in range(3):
+        writer.write(np.full((48, 64, 3), 128, np.uint8))
+    writer.release()
+    dialog.forms["camera"].editors["device"].setCurrentText(str(video))
+    with qtbot.waitSignal(dialog.check_finished, timeout=20000) as done:
+        dialog.test_camera()
+    assert done.args[0] == "camera" and done.args[1].ok
+    assert dialog.camera_status.text().startswith("✔") and "64×48" in dialog.camera_status.text()
+    dialog.forms["camera"].editors["device"].setCurrentText(str(tmp_path / "unplugged.avi"))
+    with qtbot.waitSignal(dialog.check_finished, timeout=20000):
+        dialog.test_camera()
+    assert dialog.camera_status.text().startswith("✘") and "unplugged.avi" in dialog.camera_status.text()
+
+
+@pytest.mark.skipif(os.environ.get("VENUS_TEST_AUDIO") != "pulse", reason="needs the PulseAudio test server (.ci/run)")
+def test_microphone_test_shows_the_level_it_heard(qtbot, dialog):
+    from app.device_checks import SystemDeviceChecks
+
+    qtbot.waitUntil(lambda: "Looking" not in dialog.device_status.text(), timeout=20000)  # the device probe is done
+    player = threading.Thread(target=SystemDeviceChecks().play_test_tone, args=(None, 440.0, 2.5))
+    player.start()
+    try:
+        with qtbot.waitSignal(dialog.check_finished, timeout=20000) as done:
+            dialog.test_microphone()
+    finally:
+        player.join()
+    assert done.args[0] == "microphone" and done.args[1].ok, done.args[1].message
+    assert dialog.mic_level.value() > 30 and dialog.device_status.text().startswith("✔")
