@@ -272,13 +272,18 @@ class Conversation:
             turn._chunks.put(chunk)
         answer = self.options.answer
         answer = replace(answer, stop=(*answer.stop, INTERRUPTED_MARK))  # small models copy the mark otherwise
-        stream = self._generate(turn, [*messages, open_turn], answer)
-        for piece in stream:
-            self.timeline.append(ev.AssistantToken(turn_id=turn.turn_id, text=piece, index=index))
-            index += 1
-            text += piece
-            for chunk in chunker.push(piece):
-                turn._chunks.put(chunk)
+        for attempt in range(2):
+            stream = self._generate(turn, [*messages, open_turn], answer)
+            for piece in stream:
+                self.timeline.append(ev.AssistantToken(turn_id=turn.turn_id, text=piece, index=index))
+                index += 1
+                text += piece
+                for chunk in chunker.push(piece):
+                    turn._chunks.put(chunk)
+            if text.strip() or turn.cancelled or attempt:
+                break
+            # A small model sometimes ends a "respond" turn at once; one sampled retry says something instead.
+            answer = replace(answer, temperature=max(0.7, answer.temperature), seed=answer.seed + 1)
         for chunk in chunker.flush():
             turn._chunks.put(chunk)
         self._end(turn, text, stream.finish.reason)
