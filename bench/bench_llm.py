@@ -233,6 +233,12 @@ def main() -> int:
     print(f"model: {path}, threads: {THREADS}")
     bench_decode_speed(path)
     bench_append_cost(path)
+    # The same measurement on the second shipped model: Gemma 3's sliding-window layers attend to at most 512
+    # keys, so only its few global layers grow with the history.
+    gemma = resolve("gemma3-270m-q4_k_m", kind="llm", check=False)
+    if gemma.exists():
+        print(f"append cost on {gemma.name}:")
+        bench_append_cost(str(gemma))
     bench_rollback_and_first_token(path)
     bench_first_token_prefill(path)
     return 0
