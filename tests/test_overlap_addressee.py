@@ -75,3 +75,15 @@ def test_a_weak_voice_cue_does_not_outvote_a_stop_cue_at_the_users_level() -> No
     other_voice = OverlapFeatures(elapsed_ms=1800, speech_active=False, is_final=True, loudness_db=-4.0,
                                   words="they're on the table.", speaker_similarity=0.1)
     assert OverlapPolicy().decide(other_voice, SPEAKING).kind == OverlapKind.BACKGROUND
+
+
+def test_an_implausibly_low_level_is_a_measuring_error_not_background() -> None:
+    policy = OverlapPolicy()
+    heard = OverlapFeatures(elapsed_ms=300, words="", loudness_db=-50.0)
+    verdict = policy.decide(heard, SPEAKING)
+    assert verdict.kind == OverlapKind.INTERRUPTION and verdict.provisional, verdict.reason
+    assert verdict.scores["loudness"] == 0.5
+    tv = policy.decide(OverlapFeatures(elapsed_ms=300, words="", loudness_db=-18.0), SPEAKING)
+    assert tv.kind == OverlapKind.BACKGROUND
+    with pytest.raises(ValueError, match="plausible_level_db"):
+        OverlapOptions(plausible_level_db=-5.0)

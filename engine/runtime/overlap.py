@@ -54,6 +54,8 @@ class OverlapOptions:
     same_speaker_threshold: float = 0.2  # speaker similarity below this is someone other than the user
     min_speaker_ms: int = 1000  # similarity from less speech than this is too noisy to act on
     background_level_db: float = -12.0  # speech this far below the user's calibrated level is background
+    plausible_level_db: float = -35.0  # a level below this for speech the VAD heard is a measuring error
+    #   (e.g. one quiet block between syllables, or a level taken after echo suppression): it is ignored
     backchannel_max_ms: int = 1200  # a backchannel is shorter than this
     short_remark_ms: int = 800  # a closed segment this short with <= 3 words and no question is a backchannel
     interruption_min_words: int = 3  # this many non-backchannel words from the user claim the floor
@@ -68,6 +70,9 @@ class OverlapOptions:
             raise ValueError(f"same_speaker_threshold must be within (0, 1), got {self.same_speaker_threshold}")
         if self.background_level_db >= 0:
             raise ValueError(f"background_level_db must be negative, got {self.background_level_db}")
+        if self.plausible_level_db >= self.background_level_db:
+            raise ValueError(f"plausible_level_db ({self.plausible_level_db}) must be below background_level_db "
+                             f"({self.background_level_db})")
         if self.min_speaker_ms < 0:
             raise ValueError(f"min_speaker_ms must be >= 0, got {self.min_speaker_ms}")
         if self.backchannel_max_ms < 200:
@@ -182,7 +187,8 @@ class OverlapPolicy:
         vocatives = {m.group(1) for m in (_VOCATIVE_START.search(f.words), _VOCATIVE_END.search(f.words)) if m}
         other_named = any(v.lower() != name and v.lower() not in _NOT_NAMES for v in vocatives)
         other_named |= bool(phrases & OTHER_VOCATIVES) or any(n.lower() in tokens for n in context.other_names)
-        loud = 0.5 if f.loudness_db is None else 1 / (1 + math.exp(-(f.loudness_db - o.background_level_db) / 2))
+        measured = f.loudness_db is not None and f.loudness_db >= o.plausible_level_db
+        loud = 1 / (1 + math.exp(-(f.loudness_db - o.background_level_db) / 2)) if measured else 0.5
         return {
             "words": float(len(tokens)),
             "backchannel": backchannel_score(tokens),
@@ -217,7 +223,7 @@ class OverlapPolicy:
         # the voice cue is weak (see speaker.py): it does not outvote a stop cue or a request at user level
         not_user = (f.speaker_similarity is not None and f.speaker_similarity < o.same_speaker_threshold
                     and f.elapsed_ms >= o.min_speaker_ms and not (s["stop_cue"] or s["request"]))
-        quiet = f.loudness_db is not None and f.loudness_db < o.background_level_db
+        quiet = f.loudness_db is not None and o.plausible_level_db <= f.loudness_db < o.background_level_db
         if not_user or quiet:
             why = "a voice unlike the enrolled user's" if not_user else f"{f.loudness_db:.0f} dB below the user's level"
             return verdict(OverlapKind.BACKGROUND, f"background speech: {why}")
