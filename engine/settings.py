@@ -58,6 +58,7 @@ class AudioSettings(_Section):
     echo_hold_ms: int = Field(1500, ge=0, le=10000)  # canceller runs while Venus speaks and this long after
     stop_fade_ms: float = Field(8.0, ge=0.0, le=50.0)  # stop() fades out this long instead of clicking
     duck_gain: float = Field(0.3, ge=0.0, le=1.0)  # output gain while ducked under overlapping speech
+    echo_guard: bool = True  # judge speech onsets against the expected echo while Venus speaks
     echo_guard_threshold: float = Field(0.85, gt=0.0, lt=1.0)  # VAD probability needed while Venus speaks
     echo_guard_margin_db: float = Field(6.0, ge=0.0, le=40.0)  # mic must exceed the expected echo by this
 

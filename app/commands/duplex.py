@@ -20,6 +20,8 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--output", help="Venus's audio, 16 kHz mono, aligned with the input (with --input)")
     p.add_argument("--video", help="a video file to use as the camera")
     p.add_argument("--timeline", help="write the timeline as JSON lines here")
+    p.add_argument("--echo", action="store_true",
+                   help="keep echo cancellation on (for inputs that contain Venus's own voice)")
     p.add_argument("--drain", type=float, default=20.0,
                    help="seconds Venus may go on speaking after the input ends (default 20)")
     p.set_defaults(func=_run)

@@ -163,7 +163,8 @@ class SpeechPipeline:
         self.player = Player(PlayerOptions(sink.sample_rate, fade_ms=a.stop_fade_ms, duck_gain=a.duck_gain))
         self.synthesizer = synthesizer or make_synthesizer(settings)
         echo = EchoCanceller(noise_suppression=a.noise_suppression) if a.echo_cancellation else None
-        guard = EchoGuard(EchoGuardOptions(threshold=a.echo_guard_threshold, margin_db=a.echo_guard_margin_db))
+        guard = EchoGuard(EchoGuardOptions(threshold=a.echo_guard_threshold, margin_db=a.echo_guard_margin_db)) \
+            if a.echo_guard else None
         self.frontend = SpeechFrontEnd(
             SileroVad(resolve("silero-vad-v6", "vad")),
             SegmenterOptions(v.threshold, v.neg_threshold, v.min_speech_ms, v.min_silence_ms, v.speech_pad_ms),
@@ -222,6 +223,14 @@ class SpeechPipeline:
         """Silence the output now (short fade) and drop every clause not yet played."""
         self._generation += 1
         self.player.stop()
+
+    def pause(self) -> None:
+        """Hold the voice silent in place (a provisional yield); `resume` continues it, `stop` drops it."""
+        self.player.pause()
+
+    def resume(self) -> None:
+        """Continue after `pause`."""
+        self.player.resume()
 
     def duck(self) -> None:
         """Lower the output volume without stopping."""

@@ -76,6 +76,9 @@ class Player:
         self._stop_requested = False
         self._gain = options.volume
         self._target_gain = options.volume
+        self._pause_requested = False
+        self._paused = False
+        self._paused_in_clip = 0  # output samples of silence inserted into the current clip by pauses
         self.reports: queue.SimpleQueue[ClipReport] = queue.SimpleQueue()
         # What was played, for the AEC: a copy of each block, or just its length when it was silent.
         self.reference: queue.SimpleQueue[np.ndarray | int] = queue.SimpleQueue()
@@ -93,6 +96,23 @@ class Player:
         """Fade out and drop everything queued; takes effect at the next output block."""
         if self._current is not None or self._clips:
             self._stop_requested = True
+
+    def pause(self) -> None:
+        """Fade to silence within one block and hold the place (a provisional yield); `resume` goes on."""
+        if self._current is not None or self._clips:
+            self._pause_requested = True
+
+    def resume(self) -> None:
+        """Continue from where `pause` held, fading back in."""
+        self._pause_requested = False
+        if self._paused:
+            self._paused = False
+            self._gain = 0.0  # ramps up to the target over the next block
+
+    @property
+    def paused(self) -> bool:
+        """True while holding silent in the middle of speech."""
+        return self._paused or self._pause_requested
 
     def duck(self) -> None:
         """Lower the volume without stopping (an overlap is being judged)."""
@@ -138,22 +158,39 @@ class Player:
             return
         filled = 0
         if self._stop_requested:
+            self._pause_requested = self._paused = False
             filled = self._render_stop(out)
+        elif self._paused:  # hold: silence, the clip does not advance, the words are not heard
+            if self._current is not None:
+                self._paused_in_clip += n
+            self._position += n
+            self.reference.put(n)
+            return
+        pausing = self._pause_requested
+        if pausing:
+            self._pause_requested, self._paused = False, True
+            saved_target, self._target_gain = self._target_gain, 0.0  # this block fades out
         while filled < n:
             if self._current is None:
                 if not self._clips:
                     break
                 self._current = self._clips.popleft()
                 self._offset = 0
+                self._paused_in_clip = 0
                 self._clip_start = self._position + filled
             take = min(n - filled, len(self._current.audio) - self._offset)
             out[filled:filled + take] = self._current.audio[self._offset:self._offset + take]
             self._offset += take
             filled += take
             if self._offset >= len(self._current.audio):
-                self.reports.put(ClipReport(self._current, self._clip_start, self._position + filled, False))
+                self.reports.put(ClipReport(self._current, self._clip_start + self._paused_in_clip,
+                                            self._position + filled, False))
                 self._current = None
+            if pausing:
+                break  # only this one fading block of speech; the rest waits for resume()
         self._apply_gain(out)
+        if pausing:
+            self._target_gain = saved_target
         self._position += n
         self.reference.put(out.copy())
         if self._current is None and not self._clips:
@@ -166,7 +203,8 @@ class Player:
             take = min(len(self._fade), len(out), len(self._current.audio) - self._offset)
             out[:take] = self._current.audio[self._offset:self._offset + take] * self._fade[:take]
             written = take
-            self.reports.put(ClipReport(self._current, self._clip_start, self._position + take, True))
+            self.reports.put(ClipReport(self._current, self._clip_start + self._paused_in_clip,
+                                        self._position + take, True))
             self._current = None
         at = self._position + written
         while self._clips:

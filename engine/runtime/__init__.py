@@ -1,5 +1,6 @@
 """The dual-loop runtime: turn-taking and overlap policies, the foreground loop, and session building."""
 
+from engine.runtime.addressee import AddresseeCues, addressee_cues
 from engine.runtime.mouth import Mouth, TextMouth, Utterance
 from engine.runtime.overlap import (
     ConversationContext,
@@ -13,7 +14,7 @@ from engine.runtime.speaker import SpeakerProfile
 from engine.runtime.turn_taking import EndOfTurnDetector, EndOfTurnOptions, EndOfTurnVerdict
 
 __all__ = [
-    "ConversationContext", "EndOfTurnDetector", "EndOfTurnOptions", "EndOfTurnVerdict", "Mouth", "OverlapFeatures",
+    "AddresseeCues", "addressee_cues", "ConversationContext", "EndOfTurnDetector", "EndOfTurnOptions", "EndOfTurnVerdict", "Mouth", "OverlapFeatures",
     "OverlapOptions", "OverlapPolicy", "OverlapVerdict", "Runtime", "RuntimeOptions", "SpeakerProfile",
     "TextMouth", "Utterance",
 ]

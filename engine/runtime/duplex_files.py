@@ -28,13 +28,19 @@ DRAIN_S = 20.0  # after the input ends, how long Venus may finish its answer (th
 
 
 def run_case(settings: Settings, input_wav: Path, output_wav: Path, *, shared: Shared,
-             timeline_path: Path | None = None, video: str | None = None, drain_s: float = DRAIN_S) -> dict:
+             timeline_path: Path | None = None, video: str | None = None, drain_s: float = DRAIN_S,
+             echo: bool = False) -> dict:
     """Run one conversation in real time; returns a small summary (turns, interruptions, duration)."""
     try:
         info = sf.info(str(input_wav))
     except Exception as exc:
         raise ValueError(f"{input_wav} is not a readable audio file ({exc})") from exc
     input_seconds = info.frames / info.samplerate
+    if not echo:
+        # The input is the user's channel alone (as in Full-Duplex-Bench): no acoustic path carries Venus's
+        # voice into it, so there is no echo to cancel or guard against (tests/test_speech_echo.py covers that).
+        audio_settings = settings.audio.model_copy(update={"echo_cancellation": False, "echo_guard": False})
+        settings = settings.model_copy(update={"audio": audio_settings})
     with tempfile.TemporaryDirectory(prefix="venus-duplex-") as tmp:
         raw_out = Path(tmp) / "venus.wav"
         session = open_session(settings, mic=input_wav, speaker=raw_out, persist=False, shared=shared,
@@ -95,7 +101,7 @@ def run_duplex_command(args: argparse.Namespace) -> int:
     try:
         for i, (input_wav, output_wav, timeline_path) in enumerate(jobs, 1):
             summary = run_case(settings, input_wav, output_wav, shared=shared, timeline_path=timeline_path,
-                               video=args.video, drain_s=args.drain)
+                               video=args.video, drain_s=args.drain, echo=args.echo)
             print(f"[{i}/{len(jobs)}] {input_wav}: {summary['answers']} answers, "
                   f"{summary['interruptions']} interruptions -> {output_wav}", flush=True)
     finally:

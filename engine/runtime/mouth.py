@@ -23,6 +23,10 @@ class Mouth(Protocol):
 
     def stop(self) -> None: ...
 
+    def pause(self) -> None: ...
+
+    def resume(self) -> None: ...
+
     def duck(self) -> None: ...
 
     def unduck(self) -> None: ...
@@ -74,6 +78,12 @@ class TextMouth:
     def stop(self) -> None:
         """Drop what has not been delivered yet."""
         self._generation += 1
+
+    def pause(self) -> None:
+        """Text cannot be held back once shown."""
+
+    def resume(self) -> None:
+        """Nothing was held."""
 
     def duck(self) -> None:
         """Nothing to lower in text."""

@@ -85,6 +85,9 @@ class _Overlap:
     ended_ms: int = -1
     verdict: OverlapVerdict | None = None
     stopped: bool = False
+    held: bool = False  # Venus is paused in place while a provisional stop is checked against the words
+    levels: list[float] = dataclasses.field(default_factory=list)  # mic level blocks since the onset (dBFS)
+    reviewed_words: str = ""  # the partial words the last provisional review saw
 
 
 class Runtime:
@@ -126,6 +129,7 @@ class Runtime:
         self._silence_since: int | None = None
         self._awaiting_final = False
         self._reply: str | None = None  # a yes/no/cancel the harness took from this turn
+        self._last_request = ""  # the user's last turn: the topic Venus is talking about
         # Venus's current turn
         self._turn: _TurnRef | None = None  # Venus's current (or starting) turn
         # Every call into the LLM runs on this one worker, in order, so the loop never waits for a model and
@@ -217,7 +221,10 @@ class Runtime:
     def on_level(self, level_db: float) -> None:
         """Mic level callback from the speech pipeline (perception thread): only stores a number."""
         self._level_now = level_db
-        if self._segment_open and self._overlap is None:
+        overlap = self._overlap
+        if overlap is not None and overlap.speech_active:
+            overlap.levels.append(level_db)
+        elif self._segment_open and overlap is None:
             self._user_levels.append(level_db)
 
     # ---- plumbing -------------------------------------------------------------------------------------------
@@ -317,6 +324,9 @@ class Runtime:
             overlap.speech_active, overlap.ended_ms = False, event.end_ms
             if overlap.stopped:  # it was an interruption: the segment is the user's turn
                 self._segment_open, self._silence_since, self._awaiting_final = False, event.end_ms, True
+            elif overlap.held:  # how long it lasted is itself a cue (a short "yeah"): re-judge without waiting
+                overlap.reviewed_words = "\0"
+                self._judge_overlap(final=False)
             return
         self._segment_open = False
         self._silence_since = event.end_ms
@@ -345,7 +355,7 @@ class Runtime:
         if self._turn_active() or self.mouth.speaking:
             self.mouth.stop()
             self._interrupt("the user typed a new message")
-        self._user_text, self._partial = [], ""
+        self._user_text, self._partial = [event.text], ""
         reply = self.harness.handle_user_text(event.text, source="ui") if self.harness is not None else None
         self._reply = str(reply) if reply is not None else None
         self._end_user_turn(typed=True)
@@ -378,7 +388,7 @@ class Runtime:
 
     def _tick(self) -> None:
         now = self._now()
-        if self._overlap is not None and self._overlap.verdict is None:
+        if self._overlap is not None and (self._overlap.verdict is None or self._overlap.verdict.provisional):
             self._judge_overlap(final=False)
         if self.state in (State.USER_SPEAKING, State.YIELDING) and not self._segment_open:
             self._check_end_of_turn(now)
@@ -422,14 +432,16 @@ class Runtime:
             spans = [e for e in self.timeline.events(kinds=[ev.Kind.SPEECH_SPAN]) if e.turn_id == self._turn.turn_id]
             speaking = spans[-1].planned_text if spans else ""
         return ConversationContext(assistant_name=conv.assistant_name, speaking_text=speaking,
-                                   user_name=conv.user_name,
+                                   user_name=conv.user_name, topic_text=self._last_request,
                                    side_conversation=self._now() < self._side_conversation_until)
 
-    def _relative_loudness(self) -> float | None:
-        if len(self._user_levels) < 20:  # about a second of the user's own speech calibrates the level
+    def _relative_loudness(self, overlap: _Overlap) -> float | None:
+        # The overlap's loud part (90th percentile of its blocks) against the user's typical level.
+        if len(self._user_levels) < 20 or not overlap.levels:  # about a second of the user calibrates
             return None
-        levels = sorted(self._user_levels)
-        return self._level_now - levels[len(levels) // 2]
+        user = sorted(self._user_levels)
+        heard = sorted(overlap.levels)
+        return heard[int(0.9 * (len(heard) - 1))] - user[len(user) // 2]
 
     def _judge_overlap(self, *, final: bool) -> None:
         overlap = self._overlap
@@ -437,7 +449,7 @@ class Runtime:
         features = OverlapFeatures(
             elapsed_ms=max(0, self._now() - overlap.onset_ms), speech_active=overlap.speech_active,
             words=overlap.final if overlap.final is not None else overlap.words, is_final=overlap.final is not None,
-            loudness_db=self._relative_loudness(), facing_screen=self._facing,
+            loudness_db=self._relative_loudness(overlap), facing_screen=self._facing,
         )
         context = self._context()
         if overlap.verdict is None:
@@ -449,16 +461,32 @@ class Runtime:
                 return
             overlap.verdict = verdict
             self._record(verdict, overlap)
-            if verdict.stop:
-                overlap.stopped = True
-                self._interrupt(f"overlap judged {verdict.kind}: {verdict.reason}")
-                self._take_overlap_as_user_turn(overlap)
+            if verdict.stop and verdict.provisional and not final:
+                overlap.held = True  # pause in place until the words confirm or revise it
+                self.mouth.pause()
+            elif verdict.stop:
+                self._yield_to(overlap, f"overlap judged {verdict.kind}: {verdict.reason}")
             else:
-                self.mouth.unduck()
-                if verdict.kind == ev.OverlapKind.OTHER_ADDRESSEE:
-                    self._side_conversation_until = self._now() + 6000
-        if final and overlap.verdict is not None:
-            self._review(overlap, features, context)
+                self._keep_talking(verdict)
+        if overlap.verdict is None or self._overlap is not overlap:
+            return
+        if final:
+            self._review(overlap, features, context, final=True)
+        elif overlap.verdict.provisional and (features.words or not features.speech_active) \
+                and features.words != overlap.reviewed_words:
+            overlap.reviewed_words = features.words  # new partial words: a provisional verdict is re-judged
+            self._review(overlap, features, context, final=False)
+
+    def _keep_talking(self, verdict: OverlapVerdict) -> None:
+        self.mouth.resume()
+        self.mouth.unduck()
+        if verdict.kind == ev.OverlapKind.OTHER_ADDRESSEE:
+            self._side_conversation_until = self._now() + 6000
+
+    def _yield_to(self, overlap: _Overlap, reason: str) -> None:
+        overlap.held, overlap.stopped = False, True
+        self._interrupt(reason)
+        self._take_overlap_as_user_turn(overlap)
 
     def _record(self, verdict: OverlapVerdict, overlap: _Overlap) -> None:
         self.timeline.append(dataclasses.replace(verdict.to_event(), segment_start_ms=overlap.onset_ms))
@@ -471,29 +499,43 @@ class Runtime:
         if overlap.final:
             self._user_text.append(overlap.final)
 
-    def _review(self, overlap: _Overlap, features: OverlapFeatures, context: ConversationContext) -> None:
-        self._overlap = None
+    def _review(self, overlap: _Overlap, features: OverlapFeatures, context: ConversationContext, *,
+                final: bool) -> None:
+        if final:
+            self._overlap = None
         earlier = overlap.verdict
         assert earlier is not None
         review = self.overlap.review(earlier, features, context)
-        if review.kind is None or review.kind == earlier.kind:
-            if overlap.stopped and overlap.final:
-                self._awaiting_final = False
-                if overlap.final not in self._user_text:
-                    self._user_text.append(overlap.final)
+        if review.kind is None:
+            review = earlier
+        if review.kind != earlier.kind:
+            self._record(review, overlap)
+        overlap.verdict = review
+        if overlap.held:
+            if review.stop and (final or not review.provisional):
+                self._yield_to(overlap, f"overlap judged {review.kind}: {review.reason}")
+            elif not review.stop:
+                overlap.held = False
+                self._keep_talking(review)  # a held answer simply goes on: nothing was lost
             return
-        self._record(review, overlap)
-        if overlap.stopped and not review.stop:
+        if overlap.stopped:
+            if review.stop:
+                if final and overlap.final and overlap.final not in self._user_text:
+                    self._user_text.append(overlap.final)
+                    self._awaiting_final = False
+                return
             # a false interruption: nothing needed an answer, so the unfinished answer resumes
+            self.timeline.append(ev.SystemNotice(code="false-interruption",
+                                                 text="That was not meant for me; I'll go on."))
             self._user_text = [t for t in self._user_text if t != overlap.final]
             self._segment_open, self._silence_since, self._awaiting_final = False, None, False
+            overlap.stopped = False  # its final words, when they come, are not a turn of the user's
             self._to(State.LISTENING)
             self._resume_at = self._now() + self.options.resume_gap_ms
-        elif not overlap.stopped and review.stop:
-            self._interrupt(f"overlap judged {review.kind} once the words were in: {review.reason}")
-            overlap.stopped = True
-            self._take_overlap_as_user_turn(overlap)
-            self._awaiting_final = False
+        elif review.stop:
+            self._yield_to(overlap, f"overlap judged {review.kind} once the words were in: {review.reason}")
+            if final:
+                self._awaiting_final = False
 
     # ---- Venus's turns --------------------------------------------------------------------------------------
 
@@ -504,6 +546,7 @@ class Runtime:
         return (self._turn is None or self._turn.done.is_set()) and not self.mouth.speaking
 
     def _end_user_turn(self, *, typed: bool = False) -> None:
+        self._last_request = " ".join(self._user_text) or self._last_request
         reply = self._reply
         self._user_text, self._partial, self._silence_since, self._reply = [], "", None, None
         self._awaiting_final, self._segment_open = False, False
