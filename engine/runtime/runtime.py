@@ -43,6 +43,11 @@ _WATCHED = {
     ev.Kind.CONFIRMATION_REQUESTED,
 }
 _URGENT = (ev.ReminderFired, ev.ConfirmationRequested)
+# Questions about what the camera sees are answered by looking, not by the language model guessing.
+_VISUAL_QUESTION = re.compile(
+    r"\bwhat (does|do) (this|that|it|the \w+) say\b|\bread (this|that|it)\b|\bwhat am i holding\b"
+    r"|\bwhat (do|can) you see\b|\bcan you see (me|this|that|it)\b|\blook at (this|that|me)\b",
+    re.IGNORECASE)
 
 
 @dataclass(frozen=True)
@@ -554,6 +559,9 @@ class Runtime:
             self._say({"yes": "Okay, going ahead.", "no": "Okay, I won't.", "cancel": "Okay, I've stopped it."}
                       .get(reply, "Okay."))
             return
+        if _VISUAL_QUESTION.search(self._last_request):
+            self._answer_visual(self._last_request)
+            return
         # Typed text is always meant for Venus; speech may be for someone else, so silence stays possible.
         self._respond(actions=(ev.Action.RESPOND, ev.Action.DELEGATE, ev.Action.RESUME) if typed else None)
 
@@ -607,6 +615,39 @@ class Runtime:
                 ref.done.set()
 
         self._llm_jobs.submit(speak)
+
+    def _answer_visual(self, question: str) -> None:
+        """'What does this say?': look now (OCR, faces, a multimodal model when set up) and say what was seen."""
+        ref = _TurnRef(uuid.uuid4().hex[:12], from_llm=False)
+        self._turn = ref
+        self._to(State.THINKING)
+
+        def look_and_say() -> None:
+            try:
+                if ref.cancelled:
+                    return
+                if self.vision is None:
+                    text = "My camera is off. Turn it on in the window and ask me again."
+                else:
+                    from engine.vision import describe_observation
+
+                    observation = self.vision.look(question)  # appends the observation to the timeline
+                    multimodal = getattr(self.vision, "multimodal", None)
+                    text = describe_observation(observation, multimodal.name if multimodal is not None else "")
+                self.timeline.append(ev.ControlDecision(turn_id=ref.turn_id, action=ev.Action.RESPOND))
+                self.timeline.append(ev.AssistantTurnEnd(turn_id=ref.turn_id, text=text, heard_text=text,
+                                                         reason="notice"))
+                if not ref.cancelled:
+                    ref.utterance = self.mouth.speak(ref.turn_id, iter([text]))
+                    ref.utterance.done.wait()
+            except Exception:
+                log.exception("looking failed")
+                self.timeline.append(ev.SystemNotice(level="error", code="vision-failed",
+                                                     text="I could not look through the camera; see the log."))
+            finally:
+                ref.done.set()
+
+        self._llm_jobs.submit(look_and_say)
 
     def _interrupt(self, reason: str) -> None:
         """Stop speaking now; the LLM worker then cuts the turn to the words the user heard."""
