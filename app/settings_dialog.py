@@ -41,6 +41,16 @@ _FORM_SECTIONS = {  # settings section -> tab title
 }
 
 
+def vision_mode(camera: Any) -> str:
+    """What Venus can do with the camera under these settings (shown on the Camera page)."""
+    if camera.multimodal_model:
+        return (f"a multimodal model ({Path(camera.multimodal_model).name}) answers questions about what it sees, "
+                "plus presence and text reading")
+    if getattr(camera, "ocr_enabled", True):
+        return "presence, facing the screen and text reading (OCR); no multimodal model, so no object recognition"
+    return "presence and facing the screen only"
+
+
 def describe_validation(err: ValidationError) -> list[str]:
     """One 'section.field: message' line per pydantic error."""
     return [f"{'.'.join(str(p) for p in e['loc'])}: {e['msg']}" for e in err.errors()]
@@ -185,6 +195,10 @@ class SettingsDialog(QDialog):
         row.addWidget(self.camera_button)
         row.addWidget(self.camera_status, 1)
         layout.addLayout(row)
+        self.vision_mode = QLabel(f"Vision in use: {vision_mode(self.original.camera)}")
+        self.vision_mode.setWordWrap(True)
+        self.vision_mode.setAccessibleName("Which kind of vision is active")
+        layout.addWidget(self.vision_mode)
         layout.addStretch(1)
 
     def test_camera(self) -> threading.Thread:
