@@ -271,7 +271,8 @@ class Conversation:
         for chunk in chunker.push(text):
             turn._chunks.put(chunk)
         answer = self.options.answer
-        answer = replace(answer, stop=(*answer.stop, INTERRUPTED_MARK))  # small models copy the mark otherwise
+        # small models copy the interruption mark, or start reciting the decision format, otherwise
+        answer = replace(answer, stop=(*answer.stop, INTERRUPTED_MARK, '{"action'))
         for attempt in range(2):
             stream = self._generate(turn, [*messages, open_turn], answer)
             for piece in stream:

@@ -135,6 +135,7 @@ class Runtime:
         self._awaiting_final = False
         self._reply: str | None = None  # a yes/no/cancel the harness took from this turn
         self._last_request = ""  # the user's last turn: the topic Venus is talking about
+        self._claimed_floor = False  # the current user turn interrupted Venus (so it is addressed to her)
         # Venus's current turn
         self._turn: _TurnRef | None = None  # Venus's current (or starting) turn
         # Every call into the LLM runs on this one worker, in order, so the loop never waits for a model and
@@ -490,6 +491,7 @@ class Runtime:
 
     def _yield_to(self, overlap: _Overlap, reason: str) -> None:
         overlap.held, overlap.stopped = False, True
+        self._claimed_floor = True  # the user took the floor: what they say next gets an answer
         self._interrupt(reason)
         self._take_overlap_as_user_turn(overlap)
 
@@ -562,8 +564,11 @@ class Runtime:
         if _VISUAL_QUESTION.search(self._last_request):
             self._answer_visual(self._last_request)
             return
-        # Typed text is always meant for Venus; speech may be for someone else, so silence stays possible.
-        self._respond(actions=(ev.Action.RESPOND, ev.Action.DELEGATE, ev.Action.RESUME) if typed else None)
+        # Typed text and a turn that interrupted Venus are meant for her; other speech may be for someone
+        # else, so there silence stays possible.
+        addressed = typed or self._claimed_floor
+        self._claimed_floor = False
+        self._respond(actions=(ev.Action.RESPOND, ev.Action.DELEGATE, ev.Action.RESUME) if addressed else None)
 
     def _respond(self, actions: Sequence[ev.Action] | None = None) -> None:
         ref = _TurnRef(uuid.uuid4().hex[:12], from_llm=True)
