@@ -17,4 +17,8 @@ if command -v pulseaudio >/dev/null 2>&1; then
     (parecord -d vsink.monitor --latency-msec=10 --raw /dev/null >/dev/null 2>&1 &)
   fi
   pactl info >/dev/null 2>&1 && export VENUS_TEST_AUDIO=pulse
+  # one throwaway duplex stream: the very first one on a new machine can hit an ALSA xrun
+  if [ -n "${VENUS_TEST_AUDIO:-}" ] && [ -x .venv/bin/python ]; then
+    timeout 20 .venv/bin/python -c "import numpy, sounddevice as sd; sd.playrec(numpy.zeros((8000, 1), 'float32'), 16000, channels=1, blocking=True)" >/dev/null 2>&1 || true
+  fi
 fi
