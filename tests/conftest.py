@@ -46,3 +46,20 @@ def speech(tmp_path: Path):
         return path, synth_speech(text, path, **kwargs)
 
     return make
+
+
+def _wait_until(predicate, timeout: float = 120.0, interval: float = 0.05) -> bool:
+    import time
+
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if predicate():
+            return True
+        time.sleep(interval)
+    return False
+
+
+@pytest.fixture
+def wait_until():
+    """Poll `predicate()` until it is true or `timeout` seconds pass; returns whether it became true."""
+    return _wait_until

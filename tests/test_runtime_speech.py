@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import time
-
 import numpy as np
 import soundfile as sf
 
@@ -12,16 +10,7 @@ from engine.settings import Settings
 from engine.timeline import events as ev
 
 
-def _wait(predicate, timeout=180.0) -> bool:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if predicate():
-            return True
-        time.sleep(0.05)
-    return False
-
-
-def test_results_finishing_mid_answer_are_spoken_after_it_not_over_it(tmp_path) -> None:
+def test_results_finishing_mid_answer_are_spoken_after_it_not_over_it(tmp_path, wait_until) -> None:
     mic = tmp_path / "quiet-room.wav"
     sf.write(mic, np.zeros(16000 * 90, np.float32), 16000)  # the user stays quiet and listens
     settings = Settings()
@@ -34,19 +23,19 @@ def test_results_finishing_mid_answer_are_spoken_after_it_not_over_it(tmp_path) 
     session.conversation.tools = ()
     try:
         session.runtime.send_text("Tell me a story about the sea.")
-        assert _wait(lambda: any(isinstance(e, ev.RuntimeState) and e.state == ev.RuntimeStateName.SPEAKING
+        assert wait_until(lambda: any(isinstance(e, ev.RuntimeState) and e.state == ev.RuntimeStateName.SPEAKING
                                  for e in timeline.events())), [
             (e.kind, getattr(e, "text", ""), getattr(e, "action", "")) for e in timeline.events()
             if e.kind != ev.Kind.ASSISTANT_TOKEN]
         # Venus is talking now: two background jobs finish while she does
         reminder = session.harness.submit("set_timer", {"seconds": 1, "text": "the tea is ready"})
         calculation = session.harness.submit("calculate", {"expression": "6 * 7"})
-        assert _wait(lambda: any(isinstance(e, ev.AssistantTurnEnd) and e.reason == "notice"
+        assert wait_until(lambda: any(isinstance(e, ev.AssistantTurnEnd) and e.reason == "notice"
                                  for e in timeline.events()))
-        assert _wait(lambda: any(isinstance(e, ev.DelegationResult) and e.task_id == calculation
+        assert wait_until(lambda: any(isinstance(e, ev.DelegationResult) and e.task_id == calculation
                                  for e in timeline.events()))
         result = next(e for e in timeline.events() if isinstance(e, ev.DelegationResult) and e.task_id == calculation)
-        assert _wait(lambda: any(isinstance(e, ev.ControlDecision) and e.seq > result.seq
+        assert wait_until(lambda: any(isinstance(e, ev.ControlDecision) and e.seq > result.seq
                                  for e in timeline.events()))
         assert session.runtime.wait_idle(180)
     finally:

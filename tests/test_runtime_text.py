@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import threading
-import time
 
 import pytest
 
@@ -43,20 +42,12 @@ def _session(backend, *, harness_permissions=None, on_clause=None, options=None,
     return timeline, runtime, harness
 
 
-def _wait(predicate, timeout=120.0):
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if predicate():
-            return True
-        time.sleep(0.05)
-    return False
 
-
-def test_a_typed_question_gets_an_answer_through_the_state_machine(backend) -> None:
+def test_a_typed_question_gets_an_answer_through_the_state_machine(backend, wait_until) -> None:
     timeline, runtime, harness = _session(backend, with_harness=False)
     try:
         runtime.send_text("What is the capital of France?")
-        assert _wait(lambda: any(isinstance(e, ev.AssistantTurnEnd) for e in timeline.events()))
+        assert wait_until(lambda: any(isinstance(e, ev.AssistantTurnEnd) for e in timeline.events()))
         assert runtime.wait_idle(60)
         events = timeline.events()
         decision = next(e for e in events if isinstance(e, ev.ControlDecision))
@@ -73,7 +64,7 @@ def test_a_typed_question_gets_an_answer_through_the_state_machine(backend) -> N
             harness.shutdown()
 
 
-def test_stop_cuts_the_answer_to_what_was_delivered_and_a_new_question_is_answered(backend) -> None:
+def test_stop_cuts_the_answer_to_what_was_delivered_and_a_new_question_is_answered(backend, wait_until) -> None:
     release = threading.Event()
     delivered: list[str] = []
 
@@ -84,10 +75,10 @@ def test_stop_cuts_the_answer_to_what_was_delivered_and_a_new_question_is_answer
     timeline, runtime, harness = _session(backend, on_clause=slow_reader, with_harness=False)
     try:
         runtime.send_text("Tell me a long story about a dragon and a knight.")
-        assert _wait(lambda: delivered)
+        assert wait_until(lambda: delivered)
         runtime.stop_talking()
         release.set()
-        assert _wait(lambda: any(isinstance(e, ev.Interruption) for e in timeline.events()))
+        assert wait_until(lambda: any(isinstance(e, ev.Interruption) for e in timeline.events()))
         cut = next(e for e in timeline.events() if isinstance(e, ev.Interruption))
         assert cut.heard_text == delivered[0].strip()
         assert cut.reason == "the user pressed stop"
@@ -98,33 +89,33 @@ def test_stop_cuts_the_answer_to_what_was_delivered_and_a_new_question_is_answer
         assert remembered[-1].content.endswith(INTERRUPTED_MARK)
         assert remembered[-1].content.lstrip().startswith(delivered[0].strip()[:10])
         runtime.send_text("What is two plus two?")
-        assert _wait(lambda: sum(isinstance(e, ev.AssistantTurnEnd) for e in timeline.events()) >= 2)
+        assert wait_until(lambda: sum(isinstance(e, ev.AssistantTurnEnd) for e in timeline.events()) >= 2)
         assert runtime.wait_idle(60)
     finally:
         release.set()
         runtime.close()
 
 
-def test_ask_tool_confirmation_by_voice_then_result_is_delivered_after_a_gap(backend, tmp_path) -> None:
+def test_ask_tool_confirmation_by_voice_then_result_is_delivered_after_a_gap(backend, tmp_path, wait_until) -> None:
     timeline, runtime, harness = _session(backend, harness_permissions={"create_note": "ask"})
     try:
         task = harness.submit("create_note", {"title": "shopping", "text": "milk and eggs"})
-        assert _wait(lambda: any(isinstance(e, ev.ConfirmationRequested) for e in timeline.events()))
+        assert wait_until(lambda: any(isinstance(e, ev.ConfirmationRequested) for e in timeline.events()))
         # Venus asks out loud (a fixed sentence, no model involved) at the next gap
-        assert _wait(lambda: any(isinstance(e, ev.AssistantTurnEnd) and "Shall I?" in e.text
+        assert wait_until(lambda: any(isinstance(e, ev.AssistantTurnEnd) and "Shall I?" in e.text
                                  for e in timeline.events()))
         # the user answers as they would by voice
         start = timeline.now_ms()
         timeline.append(ev.UserSpeechStart(start_ms=start))
         timeline.append(ev.UserSpeechEnd(start_ms=start, end_ms=start + 900))
         timeline.append(ev.AsrFinal(text="Yes, go ahead.", segment_start_ms=start, segment_end_ms=start + 900))
-        assert _wait(lambda: any(isinstance(e, ev.ConfirmationAnswered) for e in timeline.events()))
+        assert wait_until(lambda: any(isinstance(e, ev.ConfirmationAnswered) for e in timeline.events()))
         answer = next(e for e in timeline.events() if isinstance(e, ev.ConfirmationAnswered))
         assert answer.task_id == task and answer.approved and answer.source == "voice"
-        assert _wait(lambda: any(isinstance(e, ev.DelegationResult) for e in timeline.events()))
+        assert wait_until(lambda: any(isinstance(e, ev.DelegationResult) for e in timeline.events()))
         result = next(e for e in timeline.events() if isinstance(e, ev.DelegationResult))
         # the result is woven in by an LLM turn that may only answer in words, after the user went quiet
-        assert _wait(lambda: any(isinstance(e, ev.ControlDecision) and e.seq > result.seq
+        assert wait_until(lambda: any(isinstance(e, ev.ControlDecision) and e.seq > result.seq
                                  for e in timeline.events()))
         follow_up = next(e for e in timeline.events() if isinstance(e, ev.ControlDecision) and e.seq > result.seq)
         assert follow_up.action == ev.Action.RESPOND

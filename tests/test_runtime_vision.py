@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import sys
-import time
 from pathlib import Path
 
 import pytest
@@ -17,16 +16,7 @@ sys.path.insert(0, str(Path(__file__).parent))
 from vision_scenes import CARD_TEXT, scenes, write_video  # noqa: E402
 
 
-def _wait(predicate, timeout=120.0) -> bool:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if predicate():
-            return True
-        time.sleep(0.05)
-    return False
-
-
-def test_what_does_this_say_reads_the_card_held_up_to_the_camera(tmp_path) -> None:
+def test_what_does_this_say_reads_the_card_held_up_to_the_camera(tmp_path, wait_until) -> None:
     pytest.importorskip("rapidocr", reason="rapidocr provides the OCR models")
     from engine.llm import Conversation, ConversationOptions, open_backend
     from engine.vision import VisionService
@@ -42,9 +32,9 @@ def test_what_does_this_say_reads_the_card_held_up_to_the_camera(tmp_path) -> No
                       options=RuntimeOptions(proactive_gap_ms=300)).start()
     vision.start()
     try:
-        assert _wait(lambda: vision.capture.latest_frame is not None)
+        assert wait_until(lambda: vision.capture.latest_frame is not None)
         runtime.send_text("What does this say?")
-        assert _wait(lambda: said)
+        assert wait_until(lambda: said)
         assert runtime.wait_idle(60)
     finally:
         runtime.close()
@@ -59,7 +49,7 @@ def test_what_does_this_say_reads_the_card_held_up_to_the_camera(tmp_path) -> No
     assert not any(isinstance(e, ev.AssistantToken) for e in timeline.events()), "answered by looking, not guessing"
 
 
-def test_without_a_camera_venus_says_it_cannot_look() -> None:
+def test_without_a_camera_venus_says_it_cannot_look(wait_until) -> None:
     from engine.llm import Conversation, ConversationOptions, open_backend
 
     settings = Settings()
@@ -70,7 +60,7 @@ def test_without_a_camera_venus_says_it_cannot_look() -> None:
                       TextMouth(lambda turn_id, clause: said.append(clause)), settings=settings).start()
     try:
         runtime.send_text("Can you see me?")
-        assert _wait(lambda: said)
+        assert wait_until(lambda: said)
     finally:
         runtime.close()
         backend.close()
