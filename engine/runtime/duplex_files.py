@@ -18,6 +18,7 @@ from pathlib import Path
 import numpy as np
 import soundfile as sf
 
+from engine.errors import AudioDeviceError
 from engine.runtime.session import Shared, load_shared, open_session
 from engine.settings import Settings, load_settings
 
@@ -34,7 +35,8 @@ def run_case(settings: Settings, input_wav: Path, output_wav: Path, *, shared: S
     try:
         info = sf.info(str(input_wav))
     except Exception as exc:
-        raise ValueError(f"{input_wav} is not a readable audio file ({exc})") from exc
+        raise AudioDeviceError(f"the input {input_wav} is not a readable audio file ({exc})",
+                               fix="give a WAV/FLAC/OGG file of any rate and channel count") from exc
     input_seconds = info.frames / info.samplerate
     if not echo:
         # The input is the user's channel alone (as in Full-Duplex-Bench): no acoustic path carries Venus's

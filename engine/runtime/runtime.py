@@ -136,6 +136,7 @@ class Runtime:
         self._reply: str | None = None  # a yes/no/cancel the harness took from this turn
         self._last_request = ""  # the user's last turn: the topic Venus is talking about
         self._claimed_floor = False  # the current user turn interrupted Venus (so it is addressed to her)
+        self._speaking_clause: tuple[str, str] = ("", "")  # (turn id, text) of the last clause Venus spoke
         # Venus's current turn
         self._turn: _TurnRef | None = None  # Venus's current (or starting) turn
         # Every call into the LLM runs on this one worker, in order, so the loop never waits for a model and
@@ -241,6 +242,8 @@ class Runtime:
 
     def _on_event(self, event: ev.Event) -> None:
         # Runs on whichever thread appended the event: enqueue only, except the urgent duck.
+        if isinstance(event, ev.SpeechSpan):
+            self._speaking_clause = (event.turn_id, event.planned_text)  # for the overlap policy, no rescans
         if event.kind not in _WATCHED:
             return
         if isinstance(event, ev.UserSpeechStart) and not self._muted and self.mouth.speaking:
@@ -433,10 +436,8 @@ class Runtime:
 
     def _context(self) -> ConversationContext:
         conv = self.settings.conversation
-        speaking = ""
-        if self._turn is not None:
-            spans = [e for e in self.timeline.events(kinds=[ev.Kind.SPEECH_SPAN]) if e.turn_id == self._turn.turn_id]
-            speaking = spans[-1].planned_text if spans else ""
+        turn_id, clause = self._speaking_clause
+        speaking = clause if self._turn is not None and turn_id == self._turn.turn_id else ""
         return ConversationContext(assistant_name=conv.assistant_name, speaking_text=speaking,
                                    user_name=conv.user_name, topic_text=self._last_request,
                                    side_conversation=self._now() < self._side_conversation_until)
