@@ -67,7 +67,7 @@ class VADSettings(_Section):
     threshold: float = Field(0.5, gt=0.0, lt=1.0)  # speech probability that opens a segment
     neg_threshold: float = Field(0.35, gt=0.0, lt=1.0)  # probability under which silence counts (hysteresis)
     min_speech_ms: int = Field(120, ge=0, le=5000)
-    min_silence_ms: int = Field(300, ge=0, le=5000)
+    min_silence_ms: int = Field(200, ge=0, le=5000)  # silence that closes a segment (the turn may go on)
     speech_pad_ms: int = Field(100, ge=0, le=1000)
 
 
@@ -75,6 +75,7 @@ class ASRSettings(_Section):
     model: str = "whisper-tiny-en"  # a model id or a path to a CTranslate2 model folder
     language: str = "en"
     partial_interval_ms: int = Field(500, ge=100, le=5000)
+    overlap_partial_interval_ms: int = Field(250, ge=100, le=5000)  # while Venus speaks: words decide the overlap
     n_threads: int = Field(1, ge=1, le=64)
     beam_size: int = Field(1, ge=1, le=10)
     window_s: float = Field(15.0, ge=5.0, le=30.0)  # whisper encoder window; longer speech gets a longer one

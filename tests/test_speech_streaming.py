@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import re
 import threading
+import time
 
 import numpy as np
 import pytest
@@ -150,3 +151,26 @@ def test_the_decode_started_at_the_pause_becomes_the_final(whisper):
         assert {"calendar", "tuesday", "morning"} <= set(_words(transcript.text)), transcript.text
     assert [(start, stop) for _, start, stop in finals] == [(0, end), (RATE * 10, RATE * 10 + end)]
     assert recognizer.idle
+
+
+def test_speech_over_venus_gets_its_partials_sooner(whisper):
+    # A segment that overlaps Venus's voice is transcribed every 250 ms instead of every 500 ms: the overlap
+    # policy waits on those words to tell an interruption from a remark to someone else.
+    speech = espeak("Guys, dinner is ready, come to the table now.", wpm=150)
+    counts = {}
+    for interval in (None, 250):
+        partials: list[str] = []
+        recognizer = StreamingRecognizer(whisper, lambda text, start: partials.append(text),
+                                         lambda t, start, end: None, partial_interval_ms=1000)
+        try:
+            recognizer.begin(0, None, partial_interval_ms=interval)
+            step = RATE // 20
+            for i in range(0, len(speech) // 2, step):  # the first half, streamed in 50 ms blocks, in real time
+                recognizer.feed(speech[i:i + step])
+                time.sleep(0.05)
+            time.sleep(1.0)  # the last partial due is decoded
+            recognizer.cancel()
+        finally:
+            recognizer.close()
+        counts[interval] = len(partials)
+    assert counts[250] >= 2 and counts[250] > counts[None], counts

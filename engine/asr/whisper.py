@@ -174,6 +174,7 @@ class StreamingRecognizer:
         self._transcriber = transcriber
         self._on_partial = on_partial
         self._on_final = on_final
+        self._default_interval_ms = partial_interval_ms
         self._partial_samples = partial_interval_ms * SAMPLE_RATE // 1000
         self._cond = threading.Condition()
         self._chunks: list[np.ndarray] = []
@@ -190,9 +191,18 @@ class StreamingRecognizer:
         self._thread = threading.Thread(target=self._run, name="venus-asr", daemon=True)
         self._thread.start()
 
-    def begin(self, start_sample: int, lookback: np.ndarray | None = None) -> None:
-        """A segment opened at `start_sample`; `lookback` is the audio already heard from that sample on."""
+    def begin(self, start_sample: int, lookback: np.ndarray | None = None, *,
+              partial_interval_ms: int | None = None) -> None:
+        """A segment opened at `start_sample`; `lookback` is the audio already heard from that sample on.
+
+        `partial_interval_ms` overrides the interval for this segment (speech over Venus's voice needs its
+        words sooner: the overlap policy is waiting on them).
+        """
         with self._cond:
+            interval = partial_interval_ms if partial_interval_ms is not None else self._default_interval_ms
+            if interval < 50:
+                raise ValueError(f"partial_interval_ms must be >= 50, got {interval}")
+            self._partial_samples = interval * SAMPLE_RATE // 1000
             self._segment_start = start_sample
             self._chunks = [] if lookback is None else [np.array(lookback, dtype=np.float32)]
             self._samples = sum(len(c) for c in self._chunks)

@@ -354,8 +354,9 @@ class SpeechPipeline:
             if transition.started:
                 self._speech_open, self._prefinal_at, fed = True, -1, True
                 start = transition.start_sample
-                self.recognizer.begin(start, self._recent.since(start))
                 overlapping = self.frontend.guard.active if self.frontend.guard else self.player.speaking
+                self.recognizer.begin(start, self._recent.since(start), partial_interval_ms=(
+                    self.settings.asr.overlap_partial_interval_ms if overlapping else None))
                 self.timeline.append(UserSpeechStart(start_ms=self._ms(start), overlapping_assistant=overlapping))
             else:
                 if self._speech_open and not fed:

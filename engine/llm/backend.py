@@ -24,6 +24,10 @@ class GenerateRequest:
     stop: tuple[str, ...] = ()  # text that ends the generation (not included in the output)
     grammar: str = ""  # GBNF grammar constraining the output (in-process backend)
     json_schema: dict[str, Any] | None = None  # the same constraint as a JSON schema (remote backends)
+    # Characters the text must never contain: an in-process backend masks every token holding one (spoken
+    # answers have no use for "{" or "}", and a small model otherwise drifts into JSON after its decision
+    # line); remote backends rely on `stop` instead.
+    avoid_chars: str = ""
 
     def __post_init__(self) -> None:
         if self.max_tokens < 1:

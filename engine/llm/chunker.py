@@ -19,7 +19,7 @@ class ChunkerOptions:
     min_clause_words: int = 4  # a comma/semicolon cut only after this many words (avoids "Well," alone)
     first_clause_words: int = 2  # the first chunk of a turn may be this short, to start speaking early
     max_words: int = 24  # cut at the last space once a chunk reaches this many words
-    first_max_words: int = 7  # ...and the first chunk at this many: speech starts before a long sentence ends
+    first_max_words: int = 5  # ...and the first chunk at this many: speech starts before a long sentence ends
 
     def __post_init__(self) -> None:
         if self.min_clause_words < 1 or self.first_clause_words < 1:

@@ -56,6 +56,10 @@ class ConversationOptions:
     # Evaluate the decision line's fixed start with the prompt (in-process backends) instead of generating it:
     # fewer decode steps, more batched tokens; bench_llm measured no gain on one CPU thread, so it is off.
     prefill_decision: bool = False
+    # Pick respond / silent / resume from the model's logits over those fixed lines (in-process backends):
+    # one batch plus a step where the actions part, instead of a grammar step per token (~8 for the default).
+    # A delegation then writes its tool and arguments under the grammar.
+    choose_decision: bool = True
 
     def __post_init__(self) -> None:
         if self.n_ctx < 256:
@@ -161,6 +165,22 @@ class Conversation:
         """Evaluate whatever the timeline added since the last call; the unchanged prefix stays cached."""
         with self._lock:
             self.last_sync = self.backend.sync(self.messages())
+            return self.last_sync
+
+    def prefill(self, unfinished_user_text: str = "") -> SyncStats:
+        """sync(), plus words the user is still saying (a partial transcript) as their open turn.
+
+        Called while the user speaks, so that when the final transcript lands (usually the same words) the
+        answer finds them already evaluated and only the part that differs is evaluated again.
+        """
+        with self._lock:
+            messages = self.messages()
+            text = unfinished_user_text.strip()
+            if text and messages[-1].role == "user":
+                messages[-1] = ChatMessage("user", f"{messages[-1].content} {text}")
+            elif text:
+                messages.append(ChatMessage("user", text))
+            self.last_sync = self.backend.sync(messages)
             return self.last_sync
 
     def end_of_utterance_probability(self, text: str) -> float | None:
@@ -272,7 +292,7 @@ class Conversation:
             turn._chunks.put(chunk)
         answer = self.options.answer
         # small models copy the interruption mark, or start reciting the decision format, otherwise
-        answer = replace(answer, stop=(*answer.stop, INTERRUPTED_MARK, '{"action'))
+        answer = replace(answer, stop=(*answer.stop, INTERRUPTED_MARK, '{"action'), avoid_chars=answer.avoid_chars or "{}")
         for attempt in range(2):
             stream = self._generate(turn, [*messages, open_turn], answer)
             for piece in stream:
@@ -294,6 +314,14 @@ class Conversation:
         actions = allowed_actions(self.tools, can_resume=can_resume)
         if turn._actions is not None:
             actions = tuple(a for a in actions if a in turn._actions) or (ev.Action.RESPOND,)
+        choose = getattr(self.backend, "choose", None)
+        if choose is not None and self.options.choose_decision and len(actions) > 1:
+            picked = self._choose_action(turn, choose, actions)
+            if picked is None:
+                return None
+            if picked != ev.Action.DELEGATE:
+                return self.timeline.append(ev.ControlDecision(turn_id=turn.turn_id, action=picked))  # type: ignore[return-value]
+            actions = (ev.Action.DELEGATE,)  # the tool and its arguments come from the grammar below
         prefill = self.options.prefill_decision and getattr(self.backend, "continues_open_turn", False)
         prefix = DECISION_PREFIX if prefill else ""
         request = GenerateRequest(
@@ -324,6 +352,23 @@ class Conversation:
                 return stamped  # type: ignore[return-value]
         # the model kept producing invalid decisions: answer in words instead
         return self.timeline.append(ev.ControlDecision(turn_id=turn.turn_id, action=ev.Action.RESPOND))  # type: ignore[return-value]
+
+    def _choose_action(self, turn: AssistantTurn, choose: Any, actions: Sequence[ev.Action]) -> ev.Action | None:
+        """The action the model rates highest, read from its logits (one step per point where actions part)."""
+        openings = []
+        for action in actions:
+            line = format_decision(action)
+            # a delegation goes on with its tool: only the part that names the action is compared
+            openings.append(line[: line.index('"', len(DECISION_PREFIX)) + 1] if action == ev.Action.DELEGATE
+                            else line)
+        with self._lock:
+            messages = self.messages()
+        if turn.cancelled:
+            return None
+        index = int(choose(messages, openings))
+        if index < 0 or turn.cancelled:
+            return None
+        return actions[index]
 
     def _end(self, turn: AssistantTurn, text: str, reason: str) -> None:
         interrupted = turn._heard is not None

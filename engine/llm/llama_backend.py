@@ -86,6 +86,7 @@ class LlamaBackend:
         self.decode_steps = 0  # generated tokens decoded so far (one per step of the decode loop)
         self._logits_at = -1  # position whose logits llama_get_logits_ith(-1) currently holds
         self._special_cache: dict[str, list[int]] = {}
+        self._tokens_with_cache: dict[str, list[int]] = {}
         self._content_cache: OrderedDict[str, list[int]] = OrderedDict()
         self._abort = threading.Event()  # set by cancel(): stops whatever the worker is evaluating
         self._job_cancel: threading.Event | None = None  # the running generation's own cancel flag
@@ -186,6 +187,55 @@ class LlamaBackend:
             return float(weights[tail[0]] / weights.sum())
 
         return self._call(job)
+
+    def choose(self, messages: Sequence[ChatMessage], continuations: Sequence[str]) -> int:
+        """Which text the model would write to open its turn, by walking its logits over the candidates' tokens.
+
+        The candidates are tokenized as the opening of an assistant message after `messages`; their shared
+        tokens are evaluated in one batch and, wherever they part, the candidate whose next token the model
+        rates highest stays. A choice among n fixed openings costs one batch plus one step per parting point,
+        instead of one step per generated token under a grammar. Returns the index, or -1 if cancelled.
+        The KV cache ends on the chosen path (the rest of that candidate is evaluated by the next sync).
+        """
+        if not continuations:
+            raise ValueError("choose() needs at least one continuation")
+        messages = list(messages)
+        return self._call(lambda: self._choose_job(messages, list(continuations)))
+
+    def _choose_job(self, messages: list[ChatMessage], continuations: list[str]) -> int:
+        self._abort.clear()
+        paths = [self.context_tokens([*messages, ChatMessage("assistant", c)], open_last=True) for c in continuations]
+        alive = list(range(len(paths)))
+        pos = min(_common_prefix(paths[0], p) for p in paths)
+        try:
+            self._sync_tokens(paths[0][:pos], evaluate=True)
+            while len(alive) > 1:
+                ends = [i for i in alive if pos >= len(paths[i])]
+                if ends:  # a candidate that is a prefix of the others wins ties by ending first
+                    return ends[0]
+                options = {paths[i][pos] for i in alive}
+                if len(options) == 1:
+                    token = options.pop()
+                else:
+                    logits = np.ctypeslib.as_array(llama_cpp.llama_get_logits_ith(self._ctx.ctx, -1),
+                                                   shape=(self.n_vocab,))
+                    token = max(options, key=lambda t: float(logits[t]))
+                    alive = [i for i in alive if paths[i][pos] == token]
+                if len(alive) > 1:
+                    self._evaluate([token])
+                    pos += 1
+        except _Cancelled:
+            return -1
+        return alive[0]
+
+    def _tokens_with(self, chars: str) -> list[int]:
+        """Ids of every token whose text holds one of `chars` (worked out once per set of characters)."""
+        if chars not in self._tokens_with_cache:
+            wanted = set(chars.encode("utf-8"))
+            self._tokens_with_cache[chars] = [
+                t for t in range(self.n_vocab)
+                if not llama_cpp.llama_vocab_is_control(self._vocab, t) and wanted.intersection(self._piece(t))]
+        return self._tokens_with_cache[chars]
 
     def detokenize(self, tokens: Sequence[int]) -> str:
         """Text of token ids (special tokens shown)."""
@@ -365,7 +415,8 @@ class LlamaBackend:
     def _decode_loop(self, request: GenerateRequest, stream: TokenStream, finish: FinishInfo) -> None:
         greedy_grammar = bool(request.grammar) and request.temperature == 0.0
         sampler = GreedyGrammarSampler(self._vocab, request.grammar, self.n_vocab) if greedy_grammar else None
-        chain = None if greedy_grammar else make_sampler(self._vocab, request)
+        banned = self._tokens_with(request.avoid_chars) if request.avoid_chars else ()
+        chain = None if greedy_grammar else make_sampler(self._vocab, request, self.n_vocab, banned)
         utf8 = codecs.getincrementaldecoder("utf-8")("replace")
         stops = request.stop
         hold_max = max((len(s) for s in stops), default=1) - 1

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ctypes
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -68,9 +69,15 @@ def load_model(options: LlamaOptions) -> _internals.LlamaModel:
                            fix="download or import the model again; it may be truncated or not a GGUF") from exc
 
 
-def make_sampler(vocab: Any, request: GenerateRequest) -> Any:
-    """A llama.cpp sampler chain for a request: grammar first, then greedy or top-k/top-p/min-p/temperature."""
+def make_sampler(vocab: Any, request: GenerateRequest, n_vocab: int = 0, banned: Sequence[int] = ()) -> Any:
+    """A llama.cpp sampler chain for a request: banned tokens and grammar first, then greedy or
+    top-k/top-p/min-p/temperature."""
     chain = llama_cpp.llama_sampler_chain_init(llama_cpp.llama_sampler_chain_default_params())
+    if banned:
+        biases = (llama_cpp.llama_logit_bias * len(banned))()
+        for i, token in enumerate(banned):
+            biases[i].token, biases[i].bias = token, float("-inf")
+        llama_cpp.llama_sampler_chain_add(chain, llama_cpp.llama_sampler_init_logit_bias(n_vocab, len(banned), biases))
     if request.grammar:
         grammar = llama_cpp.llama_sampler_init_grammar(vocab, request.grammar.encode("utf-8"), b"root")
         if not grammar:

@@ -60,6 +60,10 @@ class OverlapOptions:
     short_remark_ms: int = 800  # a closed segment this short with <= 3 words and no question is a backchannel
     interruption_min_words: int = 3  # this many non-backchannel words from the user claim the floor
     echo_word_overlap: float = 0.8  # share of heard words found in Venus's current sentence that means echo
+    # A closed burst under backchannel_max_ms of at most 3 words that asks nothing, which whisper transcribed
+    # with less mean word confidence than this, is a sound it could not make out ("mm-hmm" -> "and then
+    # them."), not words that claim the floor. Sure short turns ("Sorry, can you...") score 0.9 and more.
+    unsure_words_confidence: float = 0.75
 
     def __post_init__(self) -> None:
         if not 50 <= self.deadline_ms <= 2000:
@@ -79,6 +83,8 @@ class OverlapOptions:
             raise ValueError(f"backchannel_max_ms must be >= 200, got {self.backchannel_max_ms}")
         if not 100 <= self.short_remark_ms <= self.backchannel_max_ms:
             raise ValueError(f"short_remark_ms must be 100..backchannel_max_ms, got {self.short_remark_ms}")
+        if not 0.0 <= self.unsure_words_confidence <= 1.0:
+            raise ValueError(f"unsure_words_confidence must be within 0..1, got {self.unsure_words_confidence}")
         if self.interruption_min_words < 1:
             raise ValueError(f"interruption_min_words must be >= 1, got {self.interruption_min_words}")
         if not 0.0 < self.echo_word_overlap <= 1.0:
@@ -97,11 +103,13 @@ class OverlapFeatures:
     speaker_similarity: float | None = None  # to the enrolled user's voice, 0..1
     facing_screen: bool | None = None  # from the camera, when it is on
     echo_likelihood: float | None = None  # from the echo canceller, 0..1: the mic hears Venus's own output
+    duration_ms: int | None = None  # how long the segment's speech lasted, once it closed
+    word_confidence: float | None = None  # whisper's mean word probability, with the final transcript
 
     def __post_init__(self) -> None:
         if self.elapsed_ms < 0:
             raise ValueError(f"elapsed_ms must be >= 0, got {self.elapsed_ms}")
-        for name in ("speaker_similarity", "echo_likelihood"):
+        for name in ("speaker_similarity", "echo_likelihood", "word_confidence"):
             value = getattr(self, name)
             if value is not None and not 0.0 <= value <= 1.0:
                 raise ValueError(f"{name} must be within 0..1, got {value}")
@@ -254,6 +262,11 @@ class OverlapPolicy:
             return verdict(OverlapKind.BACKCHANNEL, f"a short remark that does not claim the floor: {f.words!r}")
         if closed and f.elapsed_ms < o.short_remark_ms and s["words"] <= 3 and not asks:
             return verdict(OverlapKind.BACKCHANNEL, f"a brief sound ({f.elapsed_ms} ms) that asks nothing: {f.words!r}")
+        duration = f.duration_ms if f.duration_ms is not None else f.elapsed_ms
+        if closed and duration < o.backchannel_max_ms and s["words"] <= 3 and not asks \
+                and f.word_confidence is not None and f.word_confidence < o.unsure_words_confidence:
+            return verdict(OverlapKind.BACKCHANNEL, f"a short sound whisper could not make out ({duration} ms, "
+                           f"word confidence {f.word_confidence:.2f}): {f.words!r}")
         if f.facing_screen is False and not s["request"]:
             return verdict(OverlapKind.OTHER_ADDRESSEE, "the user looks away from the screen")
         cues = addressee_cues(f.words, context.speaking_text, context.topic_text)

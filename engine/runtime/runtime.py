@@ -93,6 +93,7 @@ class _Overlap:
     held: bool = False  # Venus is paused in place while a provisional stop is checked against the words
     levels: list[float] = dataclasses.field(default_factory=list)  # mic level blocks since the onset (dBFS)
     reviewed_words: str = ""  # the partial words the last provisional review saw
+    confidence: float | None = None  # whisper's mean word probability in the final transcript
 
 
 class Runtime:
@@ -142,6 +143,8 @@ class Runtime:
         # Every call into the LLM runs on this one worker, in order, so the loop never waits for a model and
         # an interruption's cut always lands before the next answer starts.
         self._llm_jobs = ThreadPoolExecutor(max_workers=1, thread_name_prefix="venus-llm-control")
+        self._prefill_lock = threading.Lock()
+        self._prefill_text: str | None = None  # the latest partial waiting to be prefilled
         self._overlap: _Overlap | None = None
         self._side_conversation_until = -1
         self._resume_at: int | None = None
@@ -166,11 +169,28 @@ class Runtime:
         self._thread.start()
         return self
 
-    def _prefill(self) -> None:
+    def _prefill(self, partial: bool = False) -> None:
         try:
-            self.conversation.sync()
+            if not partial:
+                self.conversation.sync()
+                return
+            with self._prefill_lock:
+                text, self._prefill_text = self._prefill_text, None
+            if text is not None and self._turn is None:
+                self.conversation.prefill(text)
         except Exception:  # a failing model shows up again, with its notice, at the first answer
             log.exception("prefilling the context failed")
+
+    def _prefill_partial(self) -> None:
+        # The user's words so far go into the model's cache while they speak (on the LLM worker, latest
+        # partial only), so the answer does not start by evaluating them.
+        if self._turn is not None or self._overlap is not None or not self._partial.strip():
+            return
+        with self._prefill_lock:
+            queued = self._prefill_text is not None
+            self._prefill_text = self._partial
+        if not queued:
+            self._llm_jobs.submit(self._prefill, True)
 
     def close(self) -> None:
         """Stop talking, stop the loop and detach from the timeline."""
@@ -289,6 +309,7 @@ class Runtime:
                 self._overlap.words = event.text
             elif not self._muted:
                 self._partial = event.text
+                self._prefill_partial()
         elif isinstance(event, ev.UserSpeechEnd):
             self._on_speech_end(event)
         elif isinstance(event, ev.AsrFinal):
@@ -332,14 +353,18 @@ class Runtime:
         if overlap is not None and event.start_ms == overlap.onset_ms:
             overlap.speech_active, overlap.ended_ms = False, event.end_ms
             if overlap.stopped:  # it was an interruption: the segment is the user's turn
-                self._segment_open, self._silence_since, self._awaiting_final = False, event.end_ms, True
+                self._segment_open, self._silence_since, self._awaiting_final = False, self._quiet_from(event), True
             elif overlap.held:  # how long it lasted is itself a cue (a short "yeah"): re-judge without waiting
                 overlap.reviewed_words = "\0"
                 self._judge_overlap(final=False)
             return
         self._segment_open = False
-        self._silence_since = event.end_ms
+        self._silence_since = self._quiet_from(event)
         self._awaiting_final = True
+
+    def _quiet_from(self, event: ev.UserSpeechEnd) -> int:
+        # The VAD pads a segment's end; the user's silence began that much earlier.
+        return max(event.start_ms, event.end_ms - self.settings.vad.speech_pad_ms)
 
     def _on_final(self, event: ev.AsrFinal) -> None:
         if self._muted:
@@ -348,6 +373,8 @@ class Runtime:
         overlap = self._overlap
         if overlap is not None and event.segment_start_ms == overlap.onset_ms:
             overlap.final = text
+            if event.words:
+                overlap.confidence = sum(w.probability for w in event.words) / len(event.words)
             self._judge_overlap(final=True)
             return
         self._awaiting_final = False
@@ -457,6 +484,8 @@ class Runtime:
             elapsed_ms=max(0, self._now() - overlap.onset_ms), speech_active=overlap.speech_active,
             words=overlap.final if overlap.final is not None else overlap.words, is_final=overlap.final is not None,
             loudness_db=self._relative_loudness(overlap), facing_screen=self._facing,
+            duration_ms=overlap.ended_ms - overlap.onset_ms if overlap.ended_ms >= 0 else None,
+            word_confidence=overlap.confidence,
         )
         context = self._context()
         if overlap.verdict is None:

@@ -1,0 +1,89 @@
+"""The short cuts on the way to the first spoken word, with the real default model: the decision read from the
+logits, the user's words evaluated while they still speak, and the characters an answer may not contain."""
+
+from __future__ import annotations
+
+import pytest
+
+from engine.llm import ChatMessage, Conversation, ConversationOptions, GenerateRequest, RenderOptions
+from engine.llm.llama_backend import LlamaBackend, LlamaOptions
+from engine.models.registry import resolve
+from engine.timeline import Timeline
+from engine.timeline import events as ev
+
+SYSTEM = "You are Venus, a voice assistant. Answer in one short sentence."
+
+
+@pytest.fixture(scope="module")
+def backend():
+    b = LlamaBackend(LlamaOptions(model_path=str(resolve("smollm2-135m-instruct-q4_1", kind="llm")),
+                                  n_ctx=2048, n_batch=64, n_threads=1))
+    yield b
+    b.close()
+
+
+def _options(**kw) -> ConversationOptions:
+    return ConversationOptions(render=RenderOptions(system_prompt=SYSTEM),
+                               answer=GenerateRequest(temperature=0.0, max_tokens=16), n_ctx=2048,
+                               decision_max_tokens=48, **kw)
+
+
+def test_choose_follows_the_models_preference(backend):
+    messages = [ChatMessage("system", SYSTEM), ChatMessage("user", "What is the capital of France? One word.")]
+    steps = backend.decode_steps
+    assert backend.choose(messages, ["Paris.", "Banana."]) == 0
+    assert backend.choose(messages, ["Banana.", "Paris."]) == 1
+    assert backend.decode_steps == steps  # nothing was generated: only the shared opening was evaluated
+    with pytest.raises(ValueError):
+        backend.choose(messages, [])
+
+
+def test_choose_picks_between_candidates_that_share_their_first_tokens(backend):
+    messages = [ChatMessage("system", SYSTEM), ChatMessage("user", "Say: the answer is yes.")]
+    picked = backend.choose(messages, ["The answer is yes.", "The answer is no."])
+    assert picked in (0, 1)
+    # the walk stopped where the two part: the cache holds the shared opening, and a sync extends it
+    opening = backend.context_tokens([*messages, ChatMessage("assistant", "The answer is")], open_last=True)
+    assert backend.cached_tokens[: len(opening) - 1] == opening[:-1]
+
+
+def test_decisions_from_logits_are_valid_and_cost_no_generated_steps(backend):
+    timeline = Timeline()
+    conv = Conversation(timeline, backend, _options(), tools=[{"name": "set_timer", "description": "start a timer",
+                        "parameters": {"type": "object", "properties": {"minutes": {"type": "integer"}},
+                                       "required": ["minutes"]}}])
+    for text in ("What is the capital of France?", "Tell me a joke.", "How far away is the moon?"):
+        timeline.append(ev.UserText(text=text))
+        steps = backend.decode_steps
+        turn = conv.respond()
+        assert turn.decided.wait(60)
+        decision = turn.decision
+        assert decision is not None and not decision.error
+        if decision.action != ev.Action.DELEGATE:
+            assert backend.decode_steps == steps  # chosen from the logits, not generated token by token
+        turn.wait(60)
+    decisions = timeline.events(kinds=[ev.Kind.CONTROL_DECISION])
+    assert len(decisions) == 3 and all(d.action in set(ev.Action) for d in decisions)
+
+
+def test_a_partial_transcript_is_evaluated_before_the_final_lands(backend):
+    timeline = Timeline()
+    conv = Conversation(timeline, backend, _options())
+    conv.sync()
+    words = "Could you tell me how far away the moon is from the earth?"
+    first = conv.prefill(words[:30])
+    assert first.evaluated > 5
+    conv.prefill(words)  # a later partial: only its new words are evaluated
+    timeline.append(ev.AsrFinal(text=words))  # the final says the same
+    final = conv.sync()
+    assert final.evaluated <= 1, final  # at most the last token, for its logits
+    assert backend.cached_tokens == backend.context_tokens(conv.messages())
+
+
+def test_avoid_chars_keeps_braces_out_of_an_answer(backend):
+    messages = [ChatMessage("system", "You reply only with JSON objects."),
+                ChatMessage("user", 'Give me a JSON object with the key "name" set to "Venus".')]
+    plain = backend.generate(messages, GenerateRequest(temperature=0.0, max_tokens=24)).text()
+    assert "{" in plain  # the model does write JSON when it may
+    avoided = backend.generate(messages, GenerateRequest(temperature=0.0, max_tokens=24, avoid_chars="{}")).text()
+    assert avoided.strip() and "{" not in avoided and "}" not in avoided
