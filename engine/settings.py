@@ -115,6 +115,9 @@ class ConversationSettings(_Section):
     language: str = "en"
     duplex_sensitivity: float = Field(0.5, ge=0.0, le=1.0)  # higher = yields to overlapping speech sooner
     end_of_turn_silence_ms: int = Field(500, ge=100, le=5000)
+    # learn the user's voice from their first utterances and score speech over Venus against it (a cue
+    # that another person or the TV is talking, not the user)
+    voice_matching: bool = True
 
 
 class ToolPermission(_Section):

@@ -12,7 +12,7 @@ import shutil
 import numpy as np
 import pytest
 
-from engine.runtime.speaker import MfccPitchEmbedder, SpeakerEmbeddingOptions, SpeakerProfile
+from engine.speaker import MfccPitchEmbedder, SpeakerEmbeddingOptions, SpeakerProfile
 
 pytestmark = pytest.mark.skipif(shutil.which("espeak-ng") is None or shutil.which("sox") is None,
                                 reason="espeak-ng and sox are needed to synthesize voices")
@@ -69,3 +69,47 @@ def test_bad_options_are_refused(kwargs: dict) -> None:
         SpeakerEmbeddingOptions(**kwargs)
     with pytest.raises(ValueError):
         SpeakerProfile(max_utterances=0)
+
+
+def test_the_learned_voice_encoder_runs_without_torch(speech) -> None:
+    from engine.models.registry import resolve
+    from engine.speaker import VoiceEncoder, VoiceEncoderEmbedder
+
+    encoder = VoiceEncoder(resolve("resemblyzer-voice-encoder", kind="speaker"))
+    assert "torch" not in sys.modules
+    own = [encoder.embed(speech(t, "en-us")) for t in (*ENROL, PROBE)]
+    woman = encoder.embed(speech(PROBE, "en-us+f3"))
+    assert all(v is not None and v.shape == (256,) and abs(float(np.linalg.norm(v)) - 1.0) < 1e-4 for v in own)
+    same = encoder.similarity(own[0], own[2])
+    assert same > 0.75 and same > encoder.similarity(own[0], woman) + 0.15
+    calibrated = VoiceEncoderEmbedder(encoder)
+    assert calibrated.similarity(own[0], own[2]) > 0.8 > 0.2 > calibrated.similarity(own[0], woman)
+    assert encoder.embed(np.zeros(16000, np.float32)) is None and encoder.embed(np.full(800, 0.1, np.float32)) is None
+
+
+def test_the_default_profile_combines_both_embeddings(speech) -> None:
+    from engine.speaker import CombinedEmbedder, default_embedder
+
+    embedder = default_embedder()
+    assert isinstance(embedder, CombinedEmbedder) and len(embedder.parts) == 2
+    profile = SpeakerProfile(embedder)
+    for text in ENROL:
+        assert profile.enroll(speech(text, "en-us"))
+    own, other = profile.similarity(speech(PROBE, "en-us")), profile.similarity(speech(PROBE, "en-us+f3"))
+    assert own is not None and other is not None and own > 0.6 > 0.4 > other, (own, other)
+
+
+def test_a_damaged_voice_encoder_file_is_a_clear_error(tmp_path) -> None:
+    from engine.errors import ModelCorrupt
+    from engine.models.registry import resolve
+    from engine.speaker import VoiceEncoder
+
+    good = resolve("resemblyzer-voice-encoder", kind="speaker").read_bytes()
+    cut = tmp_path / "cut.pt"
+    cut.write_bytes(good[: len(good) // 2])
+    with pytest.raises(ModelCorrupt, match="truncated|could not be read"):
+        VoiceEncoder(cut)
+    junk = tmp_path / "junk.pt"
+    junk.write_bytes(b"not a checkpoint at all")
+    with pytest.raises(ModelCorrupt):
+        VoiceEncoder(junk)

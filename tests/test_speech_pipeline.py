@@ -136,3 +136,43 @@ def test_unknown_device_name_lists_the_choices():
         pytest.skip("PortAudio is not installed")
     with pytest.raises(AudioDeviceError, match="audio.input_device"):
         find_device("no-such-microphone-xyz", "input")
+
+
+def test_speech_over_venus_is_scored_against_the_enrolled_voice(session):
+    # The user's first turn (not over Venus) enrols their voice. While Venus speaks, another person (a
+    # female espeak voice) talks, then the user again: each final carries its similarity to the user.
+    user_1 = espeak("Hello, I would like some help with my calendar for the coming week.")
+    other = espeak("Dinner is ready, come and eat before it gets cold.", voice="en-us+f4")
+    user_2 = espeak("What is the weather going to be like tomorrow afternoon?")
+    gap = np.zeros(int(1.2 * 16000), np.float32)
+    mic = np.concatenate([pad(user_1, 0.5, 1.5), gap, other, gap, user_2, gap])
+    settings = Settings()  # the mic file does not hear Venus (a headset): no echo canceller or guard
+    settings.audio.echo_cancellation, settings.audio.echo_guard = False, False
+    pipeline, timeline, source, _ = session(mic, settings)
+    assert pipeline.voice_profile is not None and not pipeline.voice_profile.enrolled
+    first_final = threading.Event()
+    timeline.subscribe(lambda e: first_final.set() if e.kind == Kind.ASR_FINAL else None)
+    pipeline.start()
+    assert first_final.wait(30)
+    talk = "The water cycle moves water between the oceans, the sky and the land, over and over again. " * 3
+    pipeline.speak("turn-1", [talk])  # Venus talks through the rest of the input
+    assert source.finished.wait(60) and pipeline.wait_idle(30)
+    assert pipeline.voice_profile.enrolled
+    starts = {e.start_ms: e.overlapping_assistant for e in timeline.events(kinds=[Kind.USER_SPEECH_START])}
+    finals = [f for f in timeline.events(kinds=[Kind.ASR_FINAL]) if f.text]
+    assert len(finals) == 3, [f.text for f in finals]
+    assert not starts[finals[0].segment_start_ms] and finals[0].speaker_similarity is None  # enrolment turn
+    assert starts[finals[1].segment_start_ms] and starts[finals[2].segment_start_ms]
+    other_score, user_score = finals[1].speaker_similarity, finals[2].speaker_similarity
+    assert other_score is not None and user_score is not None
+    assert other_score < 0.4 and user_score > 0.6 and user_score > other_score + 0.3, (other_score, user_score)
+    partials = [p for p in timeline.events(kinds=[Kind.ASR_PARTIAL])
+                if p.segment_start_ms == finals[1].segment_start_ms and p.speaker_similarity is not None]
+    assert partials and all(p.speaker_similarity < 0.5 for p in partials)  # known before the segment ends
+
+
+def test_voice_matching_can_be_turned_off(session):
+    settings = Settings()
+    settings.conversation.voice_matching = False
+    pipeline, _, _, _ = session(np.zeros(1600, np.float32), settings)
+    assert pipeline.voice_profile is None and pipeline.recognizer._on_audio is None

@@ -160,7 +160,7 @@ def test_speech_over_venus_gets_its_partials_sooner(whisper):
     counts = {}
     for interval in (None, 250):
         partials: list[str] = []
-        recognizer = StreamingRecognizer(whisper, lambda text, start: partials.append(text),
+        recognizer = StreamingRecognizer(whisper, lambda text, start, seen=partials: seen.append(text),
                                          lambda t, start, end: None, partial_interval_ms=1000)
         try:
             recognizer.begin(0, None, partial_interval_ms=interval)

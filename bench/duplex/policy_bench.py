@@ -28,8 +28,8 @@ import soundfile as sf
 from bench.duplex.evaluate import Transcriber
 from bench.duplex.generate import CATEGORIES
 from engine.runtime.overlap import ConversationContext, OverlapFeatures, OverlapOptions, OverlapPolicy
-from engine.runtime.speaker import SpeakerProfile
 from engine.runtime.turn_taking import EndOfTurnDetector
+from engine.speaker import SpeakerProfile
 from engine.timeline.events import OverlapKind
 
 RATE = 16000

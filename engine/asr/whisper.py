@@ -157,6 +157,7 @@ class WhisperTranscriber:
 
 PartialCallback = Callable[[str, int], None]  # text, segment start sample
 FinalCallback = Callable[[Transcript, int, int], None]  # transcript, segment start and end sample
+AudioCallback = Callable[[np.ndarray, int, bool], None]  # audio, segment start sample, is it the final
 
 
 class StreamingRecognizer:
@@ -168,12 +169,13 @@ class StreamingRecognizer:
     """
 
     def __init__(self, transcriber: Transcriber, on_partial: PartialCallback, on_final: FinalCallback,
-                 *, partial_interval_ms: int = 500) -> None:
+                 *, partial_interval_ms: int = 500, on_audio: AudioCallback | None = None) -> None:
         if partial_interval_ms < 50:
             raise ValueError(f"partial_interval_ms must be >= 50, got {partial_interval_ms}")
         self._transcriber = transcriber
         self._on_partial = on_partial
         self._on_final = on_final
+        self._on_audio = on_audio  # sees the audio of each partial and final, just before its callback
         self._default_interval_ms = partial_interval_ms
         self._partial_samples = partial_interval_ms * SAMPLE_RATE // 1000
         self._cond = threading.Condition()
@@ -317,6 +319,8 @@ class StreamingRecognizer:
                 return
             transcript = self._transcriber.transcribe(audio, word_timestamps=False)
             if transcript.text:
+                if self._on_audio is not None:
+                    self._on_audio(audio, job, False)  # type: ignore[arg-type]
                 self._on_partial(transcript.text, job)  # type: ignore[arg-type]
             return
         assert isinstance(job, _Job)
@@ -335,6 +339,8 @@ class StreamingRecognizer:
         log.debug("final of %.2f s audio in %.0f ms (early decode %s)", len(job.audio) / SAMPLE_RATE,
                   (time.perf_counter() - began) * 1000, "used" if early and early[0] == (job.start, job.end)
                   else "not used")
+        if self._on_audio is not None:
+            self._on_audio(job.audio, job.start, True)
         self._on_final(transcript, job.start, job.end)
 
 

@@ -26,6 +26,7 @@ from engine.audio.resample import StreamResampler, resample_clip
 from engine.errors import AudioDeviceError
 from engine.models.registry import resolve
 from engine.settings import Settings
+from engine.speaker import SpeakerProfile, default_embedder
 from engine.timeline.events import (
     AsrFinal,
     AsrPartial,
@@ -153,7 +154,7 @@ class SpeechPipeline:
 
     def __init__(self, timeline: Timeline, source: AudioSource, sink: AudioSink, settings: Settings | None = None,
                  *, transcriber: Transcriber | None = None, synthesizer: Synthesizer | None = None,
-                 on_level: LevelCallback | None = None) -> None:
+                 on_level: LevelCallback | None = None, speaker_profile: SpeakerProfile | None = None) -> None:
         self.settings = settings = settings or Settings()
         self.timeline = timeline
         self.source = source
@@ -169,8 +170,16 @@ class SpeechPipeline:
             SileroVad(resolve("silero-vad-v6", "vad")),
             SegmenterOptions(v.threshold, v.neg_threshold, v.min_speech_ms, v.min_silence_ms, v.speech_pad_ms),
             echo, guard, echo_hold_ms=a.echo_hold_ms)
+        # The user's voice, learned from their first utterances (not over Venus's voice), scores speech that
+        # overlaps Venus: the ASR worker computes it beside the words (engine.speaker).
+        self.voice_profile = speaker_profile if speaker_profile is not None else (
+            SpeakerProfile(default_embedder()) if settings.conversation.voice_matching else None)
+        self._overlap_segments: set[int] = set()  # start samples of segments that began over Venus's voice
+        self._voice_scores: dict[int, float | None] = {}  # segment start -> similarity (ASR worker only)
+        self._enroll_audio: np.ndarray | None = None
         self.recognizer = StreamingRecognizer(transcriber or make_transcriber(settings), self._post_partial,
-                                              self._post_final, partial_interval_ms=settings.asr.partial_interval_ms)
+                                              self._post_final, partial_interval_ms=settings.asr.partial_interval_ms,
+                                              on_audio=self._on_audio if self.voice_profile is not None else None)
         self._mic_in: queue.SimpleQueue[np.ndarray] = queue.SimpleQueue()
         self._mic_resampler = StreamResampler(source.sample_rate, SAMPLE_RATE)
         self._ref_resampler = StreamResampler(sink.sample_rate, SAMPLE_RATE)
@@ -355,6 +364,8 @@ class SpeechPipeline:
                 self._speech_open, self._prefinal_at, fed = True, -1, True
                 start = transition.start_sample
                 overlapping = self.frontend.guard.active if self.frontend.guard else self.player.speaking
+                if overlapping:
+                    self._overlap_segments.add(start)
                 self.recognizer.begin(start, self._recent.since(start), partial_interval_ms=(
                     self.settings.asr.overlap_partial_interval_ms if overlapping else None))
                 self.timeline.append(UserSpeechStart(start_ms=self._ms(start), overlapping_assistant=overlapping))
@@ -379,15 +390,40 @@ class SpeechPipeline:
             self._level_samples = 0
             self.on_level(step.level_db)
 
+    def _on_audio(self, audio: np.ndarray, start_sample: int, final: bool) -> None:
+        # ASR worker, before a partial or final is posted: score speech over Venus against the user's voice
+        # (from 1 s of it: shorter is too noisy); keep the user's own turns to enrol after their final.
+        profile = self.voice_profile
+        assert profile is not None
+        if start_sample in self._overlap_segments:
+            if (final or len(audio) >= SAMPLE_RATE) and profile.enrolled:
+                try:
+                    self._voice_scores[start_sample] = profile.similarity(audio)
+                except Exception:  # a failing embedder costs the cue, not the words
+                    log.exception("speaker similarity failed")
+                    self._voice_scores[start_sample] = None
+        elif final and len(audio) >= SAMPLE_RATE and profile.utterance_count < profile.max_utterances:
+            self._enroll_audio = audio
+
     def _post_partial(self, text: str, start_sample: int) -> None:
-        self.timeline.append(AsrPartial(text=text, segment_start_ms=self._ms(start_sample)))
+        self.timeline.append(AsrPartial(text=text, segment_start_ms=self._ms(start_sample),
+                                        speaker_similarity=self._voice_scores.get(start_sample)))
 
     def _post_final(self, transcript: Transcript, start_sample: int, end_sample: int) -> None:
         base = self._ms(start_sample)
         words = tuple(Word(text=w.text, start_ms=base + w.start_ms, end_ms=base + w.end_ms,
                            probability=w.probability) for w in transcript.words)
+        similarity = self._voice_scores.pop(start_sample, None)
+        self._overlap_segments.discard(start_sample)
         self.timeline.append(AsrFinal(text=transcript.text, words=words, segment_start_ms=base,
-                                      segment_end_ms=self._ms(end_sample), language=self.settings.asr.language))
+                                      segment_end_ms=self._ms(end_sample), language=self.settings.asr.language,
+                                      speaker_similarity=similarity))
+        enroll, self._enroll_audio = self._enroll_audio, None
+        if enroll is not None and transcript.text and self.voice_profile is not None:
+            try:  # after the final is out, so learning the voice never delays the answer
+                self.voice_profile.enroll(enroll)
+            except Exception:
+                log.exception("speaker enrolment failed")
 
     def wait_idle(self, timeout: float = 30.0) -> bool:
         """Block until the mic input has been processed and recognition has caught up (for file sources)."""

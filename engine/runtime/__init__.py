@@ -10,8 +10,8 @@ from engine.runtime.overlap import (
     OverlapVerdict,
 )
 from engine.runtime.runtime import Runtime, RuntimeOptions
-from engine.runtime.speaker import SpeakerProfile
 from engine.runtime.turn_taking import EndOfTurnDetector, EndOfTurnOptions, EndOfTurnVerdict
+from engine.speaker import SpeakerProfile
 
 __all__ = [
     "AddresseeCues", "addressee_cues", "ConversationContext", "EndOfTurnDetector", "EndOfTurnOptions", "EndOfTurnVerdict", "Mouth", "OverlapFeatures",

@@ -94,6 +94,7 @@ class _Overlap:
     levels: list[float] = dataclasses.field(default_factory=list)  # mic level blocks since the onset (dBFS)
     reviewed_words: str = ""  # the partial words the last provisional review saw
     confidence: float | None = None  # whisper's mean word probability in the final transcript
+    similarity: float | None = None  # to the enrolled user's voice (from the pipeline, 1 s of speech on)
 
 
 class Runtime:
@@ -307,6 +308,8 @@ class Runtime:
         elif isinstance(event, ev.AsrPartial):
             if self._overlap is not None and event.segment_start_ms == self._overlap.onset_ms:
                 self._overlap.words = event.text
+                if event.speaker_similarity is not None:
+                    self._overlap.similarity = event.speaker_similarity
             elif not self._muted:
                 self._partial = event.text
                 self._prefill_partial()
@@ -373,6 +376,8 @@ class Runtime:
         overlap = self._overlap
         if overlap is not None and event.segment_start_ms == overlap.onset_ms:
             overlap.final = text
+            if event.speaker_similarity is not None:
+                overlap.similarity = event.speaker_similarity
             if event.words:
                 overlap.confidence = sum(w.probability for w in event.words) / len(event.words)
             self._judge_overlap(final=True)
@@ -485,7 +490,7 @@ class Runtime:
             words=overlap.final if overlap.final is not None else overlap.words, is_final=overlap.final is not None,
             loudness_db=self._relative_loudness(overlap), facing_screen=self._facing,
             duration_ms=overlap.ended_ms - overlap.onset_ms if overlap.ended_ms >= 0 else None,
-            word_confidence=overlap.confidence,
+            word_confidence=overlap.confidence, speaker_similarity=overlap.similarity,
         )
         context = self._context()
         if overlap.verdict is None:

@@ -99,6 +99,7 @@ class AsrPartial(Event):
     kind: ClassVar[Kind] = Kind.ASR_PARTIAL
     text: str = ""
     segment_start_ms: int = 0
+    speaker_similarity: float | None = None  # to the enrolled user voice (speech over Venus, 1 s and longer)
 
 
 @dataclass(frozen=True, kw_only=True)

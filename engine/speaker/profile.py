@@ -1,10 +1,13 @@
-"""Is this the enrolled user's voice? A signal-processing speaker embedding (MFCC and pitch statistics).
+"""Is this the enrolled user's voice? Speaker embeddings and the user's enrolled profile.
 
-No speaker-embedding package on PyPI ships its model weights and runs without torch (wespeakerruntime,
-speakeronnx, redimnet2-onnx and speakerlab-slim all fetch weights from a hub at run time), so Venus uses a
-classic embedding instead: statistics of mel-cepstral coefficients over voiced frames plus pitch statistics.
-It separates clearly different voices (another person, a TV) and is weak on similar voices; the overlap
-policy therefore treats it as one signal among several, never as proof.
+Two embeddings, used together by default (`default_embedder`):
+- the learned one, Resemblyzer's LSTM voice encoder (weights from its PyPI wheel, run in numpy by
+  engine.speaker.voice_encoder; most speaker-embedding packages on PyPI fetch their weights from a hub at
+  run time, this one ships them);
+- a classic one: statistics of mel-cepstral coefficients over voiced frames plus pitch statistics, which
+  needs no model and is strong on pitch (a woman's voice against a man's).
+Their scores are averaged. Both separate clearly different voices (another person, a TV) and are weak on
+similar voices; the overlap policy therefore treats the score as one signal among several, never as proof.
 """
 
 from __future__ import annotations
@@ -187,3 +190,48 @@ class SpeakerProfile:
     def similarity_to_embeddings(self, embeddings: Sequence[np.ndarray]) -> list[float]:
         """Similarity of precomputed embeddings to the profile (for batch evaluation)."""
         return [max(self.embedder.similarity(v, e) for e in self._enrolled) for v in embeddings]
+
+
+class CombinedEmbedder:
+    """Several embedders side by side: the embedding is their vectors concatenated, the score their mean."""
+
+    def __init__(self, parts: Sequence[SpeakerEmbedder]) -> None:
+        if not parts:
+            raise ValueError("CombinedEmbedder needs at least one embedder")
+        self.parts = list(parts)
+        self._sizes: list[int] | None = None
+
+    def embed(self, audio: np.ndarray) -> np.ndarray | None:
+        """All parts' embeddings in one vector; None if any part had too little speech."""
+        vectors = [p.embed(audio) for p in self.parts]
+        if any(v is None for v in vectors):
+            return None
+        self._sizes = [len(v) for v in vectors]  # type: ignore[arg-type]
+        return np.concatenate(vectors).astype(np.float32)  # type: ignore[arg-type]
+
+    def similarity(self, a: np.ndarray, b: np.ndarray) -> float:
+        """The mean of the parts' similarities."""
+        if self._sizes is None or sum(self._sizes) != len(a) or len(a) != len(b):
+            raise ValueError("similarity() takes two embeddings made by this embedder's embed()")
+        scores, start = [], 0
+        for part, size in zip(self.parts, self._sizes, strict=True):
+            scores.append(part.similarity(a[start:start + size], b[start:start + size]))
+            start += size
+        return float(sum(scores) / len(scores))
+
+
+def default_embedder() -> SpeakerEmbedder:
+    """The learned voice encoder (when its model is installed) together with the MFCC-and-pitch embedding."""
+    from engine.errors import ModelCorrupt, ModelNotFound
+    from engine.models.registry import resolve
+    from engine.speaker.voice_encoder import VoiceEncoder, VoiceEncoderEmbedder
+
+    classic = MfccPitchEmbedder()
+    try:
+        learned = VoiceEncoderEmbedder(VoiceEncoder(resolve("resemblyzer-voice-encoder", kind="speaker")))
+    except (ModelNotFound, ModelCorrupt) as exc:
+        import logging
+
+        logging.getLogger(__name__).warning("speaker encoder unavailable (%s); using MFCC and pitch only", exc)
+        return classic
+    return CombinedEmbedder([learned, classic])
