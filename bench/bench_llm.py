@@ -188,22 +188,34 @@ def bench_rollback_and_first_token(path: str) -> tuple[float, float]:
     return rb, ttft
 
 
-def bench_first_token_prefill(path: str) -> tuple[float, float]:
-    """Time to first token with the decision generated whole vs with its fixed start prefilled, turn by turn."""
-    runs: dict[bool, tuple[Timeline, Conversation]] = {}
-    for prefill in (False, True):
+def bench_first_token_paths(path: str) -> dict[str, float]:
+    """Time to first token after the user's turn ends, for each way of opening the assistant turn.
+
+    grammar: the decision line generated token by token under the GBNF grammar; grammar+prefix: its fixed
+    start evaluated with the prompt; logits: the action read from the logits where the actions part (the
+    default); logits+partial: also the user's words evaluated while they were still speaking (the runtime
+    prefills each partial transcript). Turn by turn, the variants alternated on the same questions.
+    """
+    variants = {
+        "grammar": dict(choose_decision=False, prefill_decision=False),
+        "grammar+prefix": dict(choose_decision=False, prefill_decision=True),
+        "logits": dict(choose_decision=True),
+        "logits+partial": dict(choose_decision=True),
+    }
+    runs: dict[str, tuple[Timeline, Conversation]] = {}
+    for name, flags in variants.items():
         timeline = Timeline()
         options = ConversationOptions(
             render=RenderOptions(system_prompt="You are Venus, a friendly voice assistant. Answer briefly."),
-            answer=GenerateRequest(max_tokens=8, **SAMPLING), n_ctx=4096, prefill_decision=prefill,
+            answer=GenerateRequest(max_tokens=8, **SAMPLING), n_ctx=4096, **flags,
         )
         backend = LlamaBackend(LlamaOptions(model_path=path, n_ctx=4096, n_batch=256, n_threads=THREADS))
-        runs[prefill] = (timeline, Conversation(timeline, backend, options))
-        runs[prefill][1].sync()  # the system prompt is evaluated at start-up, as the runtime does
+        runs[name] = (timeline, Conversation(timeline, backend, options))
+        runs[name][1].sync()  # the system prompt is evaluated at start-up, as the runtime does
     questions = ["Where do bees sleep?", "What is a good book for a train ride?", "Why do cats purr?",
                  "How do I fix a squeaky door?", "What is the tallest tree?", "Can you recommend a film?",
                  "How do clouds form?", "What is a haiku?"]
-    first_token: dict[bool, list[float]] = {False: [], True: []}
+    first_token: dict[str, list[float]] = {name: [] for name in variants}
     first_seen: dict[str, float] = {}
 
     def note_first_token(event: ev.Event) -> None:
@@ -213,19 +225,23 @@ def bench_first_token_prefill(path: str) -> tuple[float, float]:
     for timeline, _conv in runs.values():
         timeline.subscribe(note_first_token)
     for question in questions:
-        for prefill, (timeline, conv) in runs.items():  # alternated, so both see the same machine load
+        for name, (timeline, conv) in runs.items():  # alternated, so all see the same machine load
+            if name.endswith("+partial"):
+                conv.prefill(question)  # what the partial transcripts put in the cache during the speech
             timeline.append(ev.UserText(text=question))
             started = time.perf_counter()
-            turn = conv.respond(actions=[ev.Action.RESPOND])
+            turn = conv.respond(actions=[ev.Action.RESPOND, ev.Action.SILENT])
             turn.wait(120)
             if turn.turn_id in first_seen:
-                first_token[prefill].append(first_seen[turn.turn_id] - started)
+                first_token[name].append(first_seen[turn.turn_id] - started)
     for _timeline, conv in runs.values():
         conv.backend.close()
-    whole, prefilled = (statistics.median(first_token[k]) for k in (False, True))
-    print(f"time to first token, decision generated whole: median {whole * 1000:.0f} ms; with its fixed start "
-          f"prefilled (prefill_decision=True): median {prefilled * 1000:.0f} ms; ratio {prefilled / whole:.2f}")
-    return whole, prefilled
+    medians = {name: statistics.median(values) for name, values in first_token.items() if values}
+    base = medians["grammar"]
+    for name, value in medians.items():
+        print(f"time to first token, decision by {name:15s}: median {value * 1000:4.0f} ms  "
+              f"(ratio to grammar {value / base:.2f}, {len(first_token[name])} turns)")
+    return medians
 
 
 def main() -> int:
@@ -240,7 +256,7 @@ def main() -> int:
         print(f"append cost on {gemma.name}:")
         bench_append_cost(str(gemma))
     bench_rollback_and_first_token(path)
-    bench_first_token_prefill(path)
+    bench_first_token_paths(path)
     return 0
 
 

@@ -87,3 +87,16 @@ def test_avoid_chars_keeps_braces_out_of_an_answer(backend):
     assert "{" in plain  # the model does write JSON when it may
     avoided = backend.generate(messages, GenerateRequest(temperature=0.0, max_tokens=24, avoid_chars="{}")).text()
     assert avoided.strip() and "{" not in avoided and "}" not in avoided
+
+
+def test_spoken_answers_carry_no_json_or_markdown(backend):
+    timeline = Timeline()
+    options = ConversationOptions(
+        render=RenderOptions(system_prompt="You write markdown: **bold** words, # headings and JSON objects."),
+        answer=GenerateRequest(temperature=0.0, max_tokens=40), n_ctx=2048, decision_max_tokens=48)
+    conv = Conversation(timeline, backend, options)
+    for text in ("List three fruits with bold names.", 'Show me {"name": "Venus"} as JSON.'):
+        timeline.append(ev.UserText(text=text))
+        end = conv.respond(actions=[ev.Action.RESPOND]).wait(60)
+        assert end is not None and end.text.strip()
+        assert not set(end.text) & set("{}*#"), end.text

@@ -184,3 +184,20 @@ def test_bad_features_are_refused() -> None:
         OverlapFeatures(elapsed_ms=-1)
     with pytest.raises(ValueError, match="speaker_similarity"):
         OverlapFeatures(elapsed_ms=0, speaker_similarity=2.0)
+
+
+def test_speech_judged_quiet_is_revised_when_the_users_voice_asks_or_stops() -> None:
+    # The first word came in soft, so the level said "background"; the words and the voice say it is the user.
+    early = decide("", elapsed=300, loudness_db=-16.0, speaker_similarity=None)
+    assert early.kind == OverlapKind.BACKGROUND and early.provisional and not early.stop
+    later = OverlapFeatures(elapsed_ms=1200, words="Stop, what time is it now?", loudness_db=-16.0,
+                            speaker_similarity=0.83)
+    revised = OverlapPolicy().review(early, later, SPEAKING)
+    assert revised.kind == OverlapKind.INTERRUPTION and revised.stop, revised.reason
+    # a quiet request in another voice (the TV) stays background
+    tv = OverlapFeatures(elapsed_ms=1200, words="Can you believe what happened next?", loudness_db=-16.0,
+                         speaker_similarity=0.3)
+    assert OverlapPolicy().review(early, tv, SPEAKING).kind == OverlapKind.BACKGROUND
+    # and so does one whose voice is not known yet, until the final words
+    unknown = OverlapFeatures(elapsed_ms=700, words="Can you see where I left it?", loudness_db=-10.0)
+    assert OverlapPolicy().review(early, unknown, SPEAKING).kind == OverlapKind.BACKGROUND

@@ -85,6 +85,9 @@ class ConversationOptions:
 
 
 _END = object()
+# Characters a spoken answer never needs: braces (a small model drifts into JSON after its decision line) and
+# markdown emphasis and headings (read aloud as noise).
+SPOKEN_AVOID = "{}*#"
 
 
 class AssistantTurn:
@@ -292,7 +295,7 @@ class Conversation:
             turn._chunks.put(chunk)
         answer = self.options.answer
         # small models copy the interruption mark, or start reciting the decision format, otherwise
-        answer = replace(answer, stop=(*answer.stop, INTERRUPTED_MARK, '{"action'), avoid_chars=answer.avoid_chars or "{}")
+        answer = replace(answer, stop=(*answer.stop, INTERRUPTED_MARK, '{"action'), avoid_chars=answer.avoid_chars or SPOKEN_AVOID)
         for attempt in range(2):
             stream = self._generate(turn, [*messages, open_turn], answer)
             for piece in stream:

@@ -52,6 +52,7 @@ class OverlapOptions:
     deadline_ms: int = 300  # the policy commits to a verdict by this time after speech onset
     sensitivity: float = 0.5  # settings.conversation.duplex_sensitivity: higher yields sooner
     same_speaker_threshold: float = 0.2  # speaker similarity below this is someone other than the user
+    user_voice_threshold: float = 0.7  # at or above this the voice is the enrolled user's (overrides "quiet")
     min_speaker_ms: int = 1000  # similarity from less speech than this is too noisy to act on
     background_level_db: float = -12.0  # speech this far below the user's calibrated level is background
     plausible_level_db: float = -35.0  # a level below this for speech the VAD heard is a measuring error
@@ -70,6 +71,9 @@ class OverlapOptions:
             raise ValueError(f"deadline_ms must be 50-2000, got {self.deadline_ms}")
         if not 0.0 <= self.sensitivity <= 1.0:
             raise ValueError(f"sensitivity must be within 0..1, got {self.sensitivity}")
+        if not 0.0 < self.same_speaker_threshold < self.user_voice_threshold <= 1.0:
+            raise ValueError(f"need 0 < same_speaker_threshold < user_voice_threshold <= 1, got "
+                             f"{self.same_speaker_threshold}, {self.user_voice_threshold}")
         if not 0.0 < self.same_speaker_threshold < 1.0:
             raise ValueError(f"same_speaker_threshold must be within (0, 1), got {self.same_speaker_threshold}")
         if self.background_level_db >= 0:
@@ -232,9 +236,14 @@ class OverlapPolicy:
         not_user = (f.speaker_similarity is not None and f.speaker_similarity < o.same_speaker_threshold
                     and f.elapsed_ms >= o.min_speaker_ms and not (s["stop_cue"] or s["request"]))
         quiet = f.loudness_db is not None and o.plausible_level_db <= f.loudness_db < o.background_level_db
+        if quiet and not not_user and s["words"] and f.speaker_similarity is not None \
+                and f.speaker_similarity >= o.user_voice_threshold and (s["stop_cue"] or s["request"]):
+            quiet = False  # the user's own voice asking or stopping, only measured quiet (a soft first word)
         if not_user or quiet:
             why = "a voice unlike the enrolled user's" if not_user else f"{f.loudness_db:.0f} dB below the user's level"
-            return verdict(OverlapKind.BACKGROUND, f"background speech: {why}")
+            # quiet alone is judged before any words: the words and the voice may still show it is the user
+            return verdict(OverlapKind.BACKGROUND, f"background speech: {why}",
+                           provisional=quiet and not not_user and f.speech_active and not f.is_final)
         if s["words"] > 0:
             return self._decide_from_words(f, s, context, at_deadline, verdict)
         return self._decide_from_acoustics(f, s, at_deadline, verdict)
@@ -312,6 +321,12 @@ class OverlapPolicy:
         later = self.decide(features, context)
         if later.kind is None:
             return earlier
+        voice = features.speaker_similarity
+        if earlier.kind == OverlapKind.BACKGROUND and later.kind != OverlapKind.BACKGROUND \
+                and (voice is None or voice < self.options.user_voice_threshold):
+            # speech first judged background (too quiet) is the user's only if their voice says so
+            return OverlapVerdict(OverlapKind.BACKGROUND, earlier.reason, later.scores,
+                                  features.speech_active and not features.is_final, features.elapsed_ms)
         if later.kind != earlier.kind:
             action = "resume the paused answer" if earlier.stop else "stop"
             return OverlapVerdict(later.kind, f"revised ({action}): {later.reason}", later.scores,

@@ -521,7 +521,12 @@ class Runtime:
     def _keep_talking(self, verdict: OverlapVerdict) -> None:
         self.mouth.resume()
         self.mouth.unduck()
-        if verdict.kind == ev.OverlapKind.OTHER_ADDRESSEE:
+        self._note_side_conversation(verdict)
+
+    def _note_side_conversation(self, verdict: OverlapVerdict) -> None:
+        # A settled "talking to someone else" makes the next few seconds of speech likely more of the same;
+        # a provisional one must not, or it would confirm itself when its own final words are judged.
+        if verdict.kind == ev.OverlapKind.OTHER_ADDRESSEE and not verdict.provisional:
             self._side_conversation_until = self._now() + 6000
 
     def _yield_to(self, overlap: _Overlap, reason: str) -> None:
@@ -553,6 +558,8 @@ class Runtime:
         if review.kind != earlier.kind:
             self._record(review, overlap)
         overlap.verdict = review
+        if final:
+            self._note_side_conversation(review)
         if overlap.held:
             if review.stop and (final or not review.provisional):
                 self._yield_to(overlap, f"overlap judged {review.kind}: {review.reason}")
