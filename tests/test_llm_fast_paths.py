@@ -100,3 +100,11 @@ def test_spoken_answers_carry_no_json_or_markdown(backend):
         end = conv.respond(actions=[ev.Action.RESPOND]).wait(60)
         assert end is not None and end.text.strip()
         assert not set(end.text) & set("{}*#"), end.text
+
+
+def test_warm_up_does_the_token_scan_before_the_first_answer(backend):
+    conv = Conversation(Timeline(), backend, _options())
+    backend._tokens_with_cache.clear()
+    conv.warm_up()
+    assert set(backend._tokens_with_cache) == {"{}*#"} and backend._tokens_with_cache["{}*#"]
+    assert backend.cached_tokens == backend.context_tokens(conv.messages())  # and the prompt is evaluated

@@ -6,6 +6,7 @@ import threading
 
 import pytest
 
+from engine.llm import ChatMessage
 from engine.runtime import Runtime, RuntimeOptions, TextMouth
 from engine.settings import Settings
 from engine.timeline import Timeline
@@ -125,3 +126,19 @@ def test_ask_tool_confirmation_by_voice_then_result_is_delivered_after_a_gap(bac
         runtime.close()
         if harness is not None:
             harness.shutdown()
+
+
+def test_partial_words_reach_the_model_cache_before_the_final(backend, wait_until) -> None:
+    # The perception side (tested with real audio in test_runtime_speech) posts partials while the user
+    # speaks; the runtime hands the newest one to the model, so its tokens are cached before the turn ends.
+    timeline, runtime, _ = _session(backend, with_harness=False)
+    try:
+        assert runtime.wait_idle(60)  # the system prompt is prefilled
+        words = "Could you tell me how far away the moon is"
+        timeline.append(ev.UserSpeechStart(start_ms=100))
+        timeline.append(ev.AsrPartial(text=words, segment_start_ms=100))
+        expected = backend.context_tokens([*runtime.conversation.messages(), ChatMessage("user", words)])
+        assert wait_until(lambda: backend.cached_tokens[: len(expected)] == expected, timeout=30)
+        assert not timeline.events(kinds=[ev.Kind.CONTROL_DECISION])  # nothing was answered yet
+    finally:
+        runtime.close()

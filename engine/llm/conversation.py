@@ -170,6 +170,19 @@ class Conversation:
             self.last_sync = self.backend.sync(self.messages())
             return self.last_sync
 
+    def warm_up(self) -> SyncStats:
+        """At start-up, while nobody waits: evaluate the system prompt and work out the answer's banned tokens."""
+        prepare = getattr(self.backend, "prepare", None)
+        if prepare is not None:
+            prepare(self._answer_request())
+        return self.sync()
+
+    def _answer_request(self) -> GenerateRequest:
+        # small models copy the interruption mark, or start reciting the decision format, otherwise
+        answer = self.options.answer
+        return replace(answer, stop=(*answer.stop, INTERRUPTED_MARK, '{"action'),
+                       avoid_chars=answer.avoid_chars or SPOKEN_AVOID)
+
     def prefill(self, unfinished_user_text: str = "") -> SyncStats:
         """sync(), plus words the user is still saying (a partial transcript) as their open turn.
 
@@ -293,9 +306,7 @@ class Conversation:
         text = open_turn.content
         for chunk in chunker.push(text):
             turn._chunks.put(chunk)
-        answer = self.options.answer
-        # small models copy the interruption mark, or start reciting the decision format, otherwise
-        answer = replace(answer, stop=(*answer.stop, INTERRUPTED_MARK, '{"action'), avoid_chars=answer.avoid_chars or SPOKEN_AVOID)
+        answer = self._answer_request()
         for attempt in range(2):
             stream = self._generate(turn, [*messages, open_turn], answer)
             for piece in stream:

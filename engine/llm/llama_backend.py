@@ -228,6 +228,11 @@ class LlamaBackend:
             return -1
         return alive[0]
 
+    def prepare(self, request: GenerateRequest) -> None:
+        """Do a request's one-off work now (the token scan behind `avoid_chars`, ~70 ms for a 49k vocabulary)."""
+        if request.avoid_chars:
+            self._call(lambda: self._tokens_with(request.avoid_chars))
+
     def _tokens_with(self, chars: str) -> list[int]:
         """Ids of every token whose text holds one of `chars` (worked out once per set of characters)."""
         if chars not in self._tokens_with_cache:

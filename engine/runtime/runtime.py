@@ -173,7 +173,7 @@ class Runtime:
     def _prefill(self, partial: bool = False) -> None:
         try:
             if not partial:
-                self.conversation.sync()
+                self.conversation.warm_up()
                 return
             with self._prefill_lock:
                 text, self._prefill_text = self._prefill_text, None
@@ -383,6 +383,8 @@ class Runtime:
             self._judge_overlap(final=True)
             return
         self._awaiting_final = False
+        with self._prefill_lock:
+            self._prefill_text = None  # the final is on the timeline now: a queued partial of it is stale
         if not text:
             if not self._user_text and not self._segment_open and self.state == State.USER_SPEAKING:
                 self._to(State.LISTENING)  # a noise or an echo the VAD let through: nothing was said
