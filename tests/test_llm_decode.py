@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import threading
+import time
 
 import llama_cpp
 import pytest
 
 from engine.errors import ModelCorrupt, ModelNotFound
 from engine.llm import ChatMessage, ChunkerOptions, ClauseChunker, GenerateRequest, chunk_stream
+from engine.llm.backend import TokenStream
 from engine.llm.llama_backend import LlamaBackend, LlamaOptions
 from engine.models.registry import resolve
 
@@ -48,6 +50,40 @@ def test_cancel_stops_within_one_decode_step(backend):
     assert steps_at_cancel is not None
     assert backend.decode_steps - steps_at_cancel <= 1
     assert len(stream.finish.tokens) < 400
+
+
+def test_a_held_stream_pauses_between_steps_and_goes_on_when_released(backend):
+    stream = backend.generate(STORY, GenerateRequest(temperature=0.0, max_tokens=60))
+    pieces = iter(stream)
+    next(pieces)  # decoding has started
+    stream.hold()
+    time.sleep(0.1)  # at most the step in flight finishes
+    steps_held = backend.decode_steps
+    time.sleep(0.4)
+    assert backend.decode_steps - steps_held == 0
+    stream.release()
+    rest = list(pieces)
+    assert rest and stream.finish.reason in ("max_tokens", "complete")
+    assert backend.decode_steps > steps_held
+    assert stream.held_s >= 0.4
+
+
+def test_a_hold_lapses_and_cancel_ends_it(backend, monkeypatch):
+    monkeypatch.setattr(TokenStream, "max_hold_s", 0.3)
+    stream = backend.generate(STORY, GenerateRequest(temperature=0.0, max_tokens=20))
+    stream.hold()  # never released: the lapse lets the answer finish anyway
+    assert len(stream.text()) > 0 and stream.finish.reason in ("max_tokens", "complete")
+    assert stream.held_s >= 0.3
+    monkeypatch.setattr(TokenStream, "max_hold_s", 30.0)
+    stream = backend.generate(STORY, GenerateRequest(temperature=0.0, max_tokens=200))
+    pieces = iter(stream)
+    next(pieces)
+    stream.hold()
+    time.sleep(0.1)
+    started = time.monotonic()
+    stream.cancel()
+    list(pieces)
+    assert stream.finish.reason == "cancelled" and time.monotonic() - started < 5.0
 
 
 def test_cancel_aborts_a_long_prompt_and_leaves_a_consistent_cache(backend):

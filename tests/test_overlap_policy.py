@@ -201,3 +201,30 @@ def test_speech_judged_quiet_is_revised_when_the_users_voice_asks_or_stops() -> 
     # and so does one whose voice is not known yet, until the final words
     unknown = OverlapFeatures(elapsed_ms=700, words="Can you see where I left it?", loudness_db=-10.0)
     assert OverlapPolicy().review(early, unknown, SPEAKING).kind == OverlapKind.BACKGROUND
+
+
+def test_a_name_called_out_first_is_someone_else_until_the_words_say_otherwise() -> None:
+    # the first partial often holds only the name ("Mike."): provisional, so the words that follow decide
+    called = decide("Mike.", elapsed=600)
+    assert called.kind == OverlapKind.OTHER_ADDRESSEE and called.provisional, called.reason
+    assert decide("Hey Sarah.", elapsed=600).kind == OverlapKind.OTHER_ADDRESSEE
+    # whisper drops the vocative's comma in later partials: the name at the start still counts
+    assert decide("Mike did you...", elapsed=900).kind == OverlapKind.OTHER_ADDRESSEE
+    # a capitalised first word that is no given name is not taken for one, nor is the assistant's name
+    assert decide("Weight.", elapsed=600).kind == OverlapKind.INTERRUPTION
+    assert decide("Will you stop?", elapsed=600).kind == OverlapKind.INTERRUPTION
+    assert decide("Venus.", elapsed=600).kind == OverlapKind.INTERRUPTION
+    # once the segment closed, a lone name is no longer "the rest still being said"
+    assert decide("Mike.", elapsed=600, active=False, final=True).scores["lone_name"] == 0.0
+    policy = OverlapPolicy()
+    revised = policy.review(called, OverlapFeatures(elapsed_ms=1500, words="Mike, stop talking, what time is it?",
+                                                    **USER), SPEAKING)
+    assert revised.kind == OverlapKind.INTERRUPTION, revised.reason
+
+
+def test_a_closed_short_sound_of_backchannel_words_goes_on_before_the_final() -> None:
+    # the partial of a "mm-hmm" ("and then the.") once the segment closed: keep going now; the final's
+    # word confidence may still revise it
+    early = decide("and then the.", elapsed=1000, active=False, duration_ms=800)
+    assert early.kind == OverlapKind.BACKCHANNEL and early.provisional, early.reason
+    assert decide("and then what?", elapsed=1000, active=False, duration_ms=800).kind != OverlapKind.BACKCHANNEL

@@ -24,12 +24,13 @@ def backend():
     b.close()
 
 
-def _session(backend, *, harness_permissions=None, on_clause=None, options=None, with_harness=True):
+def _session(backend, *, harness_permissions=None, on_clause=None, options=None, with_harness=True,
+             max_tokens=48):
     from engine.llm import Conversation, ConversationOptions
     from harness import Harness
 
     settings = Settings()
-    settings.llm.max_tokens = 48
+    settings.llm.max_tokens = max_tokens
     settings.llm.temperature = 0.0
     if harness_permissions:
         settings.harness.permissions = harness_permissions
@@ -141,4 +142,39 @@ def test_partial_words_reach_the_model_cache_before_the_final(backend, wait_unti
         assert wait_until(lambda: backend.cached_tokens[: len(expected)] == expected, timeout=30)
         assert not timeline.events(kinds=[ev.Kind.CONTROL_DECISION])  # nothing was answered yet
     finally:
+        runtime.close()
+
+
+@pytest.mark.parametrize("hold", [True, False])
+def test_the_answer_waits_while_speech_over_venus_is_judged(backend, wait_until, hold) -> None:
+    # CPU sharing: while speech over Venus is judged, the answer (seconds ahead of the voice) stops decoding,
+    # so whisper has the core; once the words show it was meant for someone else, the answer goes on.
+    release = threading.Event()
+    first = threading.Event()
+
+    def slow_reader(turn_id: str, clause: str) -> None:
+        first.set()
+        release.wait(30)  # Venus is "speaking" the first clause all along
+
+    timeline, runtime, _ = _session(backend, on_clause=slow_reader, with_harness=False, max_tokens=400,
+                                    options=RuntimeOptions(proactive_gap_ms=300, hold_answer_during_overlap=hold))
+    try:
+        runtime.send_text("Tell me a long story about a dragon and a knight.")
+        assert first.wait(60)
+        start = timeline.now_ms()
+        timeline.append(ev.UserSpeechStart(start_ms=start, overlapping_assistant=True))
+        assert wait_until(lambda: runtime._overlap is not None)
+        steps = backend.decode_steps
+        assert wait_until(lambda: timeline.events(kinds=[ev.Kind.OVERLAP_DECISION]))  # provisional, no words
+        threading.Event().wait(0.5)
+        moved = backend.decode_steps - steps
+        assert (moved <= 1) if hold else (moved > 1), moved
+        timeline.append(ev.AsrPartial(text="Mike, did you feed the cat?", segment_start_ms=start))
+        assert wait_until(lambda: any(e.verdict == ev.OverlapKind.OTHER_ADDRESSEE
+                                      for e in timeline.events(kinds=[ev.Kind.OVERLAP_DECISION])))
+        steps = backend.decode_steps
+        assert wait_until(lambda: backend.decode_steps > steps + 3)  # released: the answer goes on
+        assert not timeline.events(kinds=[ev.Kind.INTERRUPTION])
+    finally:
+        release.set()
         runtime.close()

@@ -174,3 +174,24 @@ def test_speech_over_venus_gets_its_partials_sooner(whisper):
             recognizer.close()
         counts[interval] = len(partials)
     assert counts[250] >= 2 and counts[250] > counts[None], counts
+
+
+def test_partials_come_from_the_short_window_only_and_a_pause_posts_its_words(whisper):
+    # Partials and pre-finals never take whisper's 30 s decode: a cut-off word gives a partial whose text is
+    # kept but marked as running past the audio, and the decode at a pause is posted as a partial at once.
+    speech = espeak("Michael, did you feed the cat this morning?", wpm=150)
+    whole = whisper.transcribe_quick(speech, word_timestamps=True)
+    assert whole is not None and whole.within_audio and "cat" in _words(whole.text)
+    partials: list[tuple[str, int]] = []
+    recognizer = StreamingRecognizer(whisper, lambda text, start: partials.append((text, start)),
+                                     lambda t, start, end: None, partial_interval_ms=5000)
+    try:
+        recognizer.begin(RATE, speech[: RATE])
+        recognizer.feed(speech[RATE:], allow_partial=False)
+        recognizer.prefinal(RATE + len(speech))  # the user paused: no partial was due, the pause's decode posts
+        deadline = time.monotonic() + 20
+        while not partials and time.monotonic() < deadline:
+            time.sleep(0.05)
+    finally:
+        recognizer.close()
+    assert partials and partials[0][1] == RATE and "cat" in _words(partials[0][0]), partials

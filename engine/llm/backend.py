@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import queue
 import threading
+import time
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol, runtime_checkable
@@ -72,8 +73,13 @@ class TokenStream:
     """Text pieces of one generation, produced on a worker thread and read by iterating; cancellable.
 
     Iterating yields each piece as it is decoded. `finish` is filled once iteration ends; `cancel()` may be
-    called from any thread and stops the producer before its next decode step.
+    called from any thread and stops the producer before its next decode step. `hold()` pauses a producer that
+    computes on this machine between steps until `release()` (the runtime holds the answer, which is seconds
+    ahead of the voice, while whisper needs the CPU to judge speech over Venus); a hold lapses after
+    `max_hold_s` so a forgotten release cannot stall an answer.
     """
+
+    max_hold_s = 3.0
 
     def __init__(self) -> None:
         self._queue: queue.SimpleQueue[object] = queue.SimpleQueue()
@@ -81,6 +87,28 @@ class TokenStream:
         self.finished = threading.Event()
         self.finish = FinishInfo()
         self._error: BaseException | None = None
+        self._go = threading.Event()
+        self._go.set()
+        self.held_s = 0.0  # time the producer spent waiting on holds (for benchmarks and logs)
+
+    # control side (any thread)
+    def hold(self) -> None:
+        """Pause the producer before its next step (until `release`, cancellation or `max_hold_s`)."""
+        self._go.clear()
+
+    def release(self) -> None:
+        """Let a held producer go on."""
+        self._go.set()
+
+    def wait_if_held(self) -> None:
+        """Producer side, between steps: wait while held; returns at once on cancel, release or lapse."""
+        if self._go.is_set():
+            return
+        started = time.monotonic()
+        while not self._go.wait(0.02):
+            if self.cancelled.is_set() or time.monotonic() - started >= self.max_hold_s:
+                break
+        self.held_s += time.monotonic() - started
 
     # producer side
     def put(self, piece: str) -> None:

@@ -105,6 +105,7 @@ class AssistantTurn:
         self._heard: str | None = None
         self._stream_lock = threading.Lock()
         self._stream: Any = None
+        self._held = False
         self._actions: tuple[ev.Action, ...] | None = None
 
     def chunks(self) -> Iterator[str]:
@@ -119,6 +120,16 @@ class AssistantTurn:
         with self._stream_lock:
             if self._stream is not None:
                 self._stream.cancel()
+
+    def hold(self, held: bool = True) -> None:
+        """Pause (or with False, resume) the answer's decoding between steps; what was generated stays queued.
+
+        For CPU sharing: the answer runs seconds ahead of the voice, so pausing it costs nothing audible.
+        """
+        with self._stream_lock:
+            self._held = held
+            if self._stream is not None:
+                (self._stream.hold if held else self._stream.release)()
 
     def wait(self, timeout: float | None = None) -> ev.AssistantTurnEnd | None:
         """Block until the turn ended; returns its AssistantTurnEnd (None on timeout)."""
@@ -279,6 +290,8 @@ class Conversation:
         with turn._stream_lock:
             stream = self.backend.generate(messages, request)
             turn._stream = stream
+            if turn._held:
+                stream.hold()
             if turn.cancelled:
                 stream.cancel()
         return stream

@@ -430,6 +430,7 @@ class LlamaBackend:
         try:
             finish.reason = "max_tokens"
             for _ in range(request.max_tokens):
+                stream.wait_if_held()
                 if stream.cancelled.is_set():
                     finish.reason = "cancelled"
                     break

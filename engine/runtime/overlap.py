@@ -33,6 +33,17 @@ STOP_CUES = frozenset({"stop", "wait", "hold on", "hang on", "pause", "enough", 
                        "excuse me", "sorry", "actually", "listen", "shut up", "no no", "quiet"})
 # Vocatives that name someone other than the assistant.
 OTHER_VOCATIVES = frozenset("honey mom mum dad guys babe sweetie kids darling buddy dude man sir madam".split())
+# Common given names: a lone name heard at the start of speech over Venus ("Mike." in a partial, the rest not
+# decoded yet) is how a person in the room is called. Only this list counts there: whisper capitalises any
+# first word, and a misheard "Wait." must not read as a name.
+GIVEN_NAMES = frozenset(
+    "aaron adam alex alice amy andrew angela anna anne ben beth bob brian carl carol chris claire dan daniel "
+    "dave david diana ed emily emma eric george greg hannah harry helen ian jake james jane jason "
+    "jeff jen jenny jess jim joe john jon josh julia julie kate katie kevin laura lisa liz lucy luke maria "
+    "mary matt megan mia michael mike nick olivia paul pete peter rachel robert ryan sam sara sarah "
+    "sophie steve susan tim tom tony zoe".split())
+_FIRST_WORD = re.compile(r"\s*(?:(?i:hey|hi|oh),? )?([A-Z][a-z]+)\b")
+_LONE_WORD = re.compile(r"\s*(?:(?i:hey|hi|oh),? )?([A-Za-z]+)[.!?,]*\s*")
 # Capitalised words that start or end an utterance without being anyone's name.
 _NOT_NAMES = BACKCHANNELS | STOP_CUES | frozenset(
     "what who where why how when which please no hello hey hi well sorry really pardon again there here now "
@@ -142,6 +153,12 @@ class OverlapVerdict:
     elapsed_ms: int = 0
 
     @property
+    def named(self) -> bool:
+        """True when the verdict rests on a name: the assistant's, or someone else's called out."""
+        return bool(self.scores.get("assistant_named") or self.scores.get("other_named")
+                    or self.scores.get("lone_name"))
+
+    @property
     def decided(self) -> bool:
         """True once the policy committed to a kind."""
         return self.kind is not None
@@ -199,6 +216,11 @@ class OverlapPolicy:
         vocatives = {m.group(1) for m in (_VOCATIVE_START.search(f.words), _VOCATIVE_END.search(f.words)) if m}
         other_named = any(v.lower() != name and v.lower() not in _NOT_NAMES for v in vocatives)
         other_named |= bool(phrases & OTHER_VOCATIVES) or any(n.lower() in tokens for n in context.other_names)
+        first = _FIRST_WORD.match(f.words)  # "Mike did you..." (whisper drops the vocative's comma)
+        other_named |= bool(first) and first.group(1).lower() in GIVEN_NAMES and first.group(1).lower() != name \
+            and len(tokens) > 1
+        lone = _LONE_WORD.fullmatch(f.words) if not f.is_final and f.speech_active else None
+        lone_name = bool(lone) and lone.group(1).lower() in GIVEN_NAMES and lone.group(1).lower() != name
         measured = f.loudness_db is not None and f.loudness_db >= o.plausible_level_db
         loud = 1 / (1 + math.exp(-(f.loudness_db - o.background_level_db) / 2)) if measured else 0.5
         return {
@@ -208,6 +230,7 @@ class OverlapPolicy:
             "assistant_named": float(bool(name) and name in tokens),
             "request": float(bool(_SECOND_PERSON.search(" ".join(tokens)) or _REQUEST_OPENER.search(" ".join(tokens)))),
             "other_named": float(other_named),
+            "lone_name": float(lone_name),  # only a name so far, the rest still being said
             "user_voice": 0.5 if f.speaker_similarity is None else f.speaker_similarity,
             "loudness": loud,
             "echo": max(echo_text, f.echo_likelihood or 0.0),
@@ -255,6 +278,8 @@ class OverlapPolicy:
             return verdict(OverlapKind.INTERRUPTION, f"a stop cue in {f.words!r}")
         if s["other_named"]:
             return verdict(OverlapKind.OTHER_ADDRESSEE, f"addressed to someone else by name in {f.words!r}")
+        if s["lone_name"]:  # the words that follow the name confirm or revise it
+            return verdict(OverlapKind.OTHER_ADDRESSEE, f"a name called out: {f.words!r}", provisional=True)
         if context.side_conversation:
             return verdict(OverlapKind.OTHER_ADDRESSEE, f"the side conversation goes on: {f.words!r}")
         if s["backchannel"] >= 0.99 and s["words"] <= 3:
@@ -269,9 +294,13 @@ class OverlapPolicy:
         asks = s["request"] or f.words.rstrip().endswith("?") or bool(_QUESTION_WORD.search(f.words.lower()))
         if closed and f.elapsed_ms < o.backchannel_max_ms and s["words"] <= 2 and not s["request"]:
             return verdict(OverlapKind.BACKCHANNEL, f"a short remark that does not claim the floor: {f.words!r}")
+        duration = f.duration_ms if f.duration_ms is not None else f.elapsed_ms
+        if closed and not f.is_final and duration < o.backchannel_max_ms and s["words"] <= 3 \
+                and s["backchannel"] >= 0.6 and not asks:  # the final's word confidence confirms or revises it
+            return verdict(OverlapKind.BACKCHANNEL, f"a short sound mostly made of backchannel words ({duration} ms): "
+                           f"{f.words!r}", provisional=True)
         if closed and f.elapsed_ms < o.short_remark_ms and s["words"] <= 3 and not asks:
             return verdict(OverlapKind.BACKCHANNEL, f"a brief sound ({f.elapsed_ms} ms) that asks nothing: {f.words!r}")
-        duration = f.duration_ms if f.duration_ms is not None else f.elapsed_ms
         if closed and duration < o.backchannel_max_ms and s["words"] <= 3 and not asks \
                 and f.word_confidence is not None and f.word_confidence < o.unsure_words_confidence:
             return verdict(OverlapKind.BACKCHANNEL, f"a short sound whisper could not make out ({duration} ms, "

@@ -57,6 +57,9 @@ class RuntimeOptions:
     tick_ms: int = 20  # how often silence, overlap deadlines and delivery gaps are checked
     proactive_gap_ms: int = 1500  # quiet this long (user and Venus) before a background result is spoken
     resume_gap_ms: int = 300  # after a false interruption, wait this long before resuming the answer
+    # While speech over Venus is judged, pause the answer's decoding (it runs seconds ahead of the voice) so
+    # whisper has the CPU: on 2 cores the words, and with them the verdict, come sooner.
+    hold_answer_during_overlap: bool = True
     heard_wait_s: float = 0.5  # after stop(), how long to wait for the cut clause's heard-word report
     final_wait_ms: int = 8000  # a final transcript later than this is given up on (the turn ends without it)
     acknowledge_replies: bool = True  # say "Okay." after a spoken yes / no / cancel aimed at a task
@@ -93,6 +96,7 @@ class _Overlap:
     held: bool = False  # Venus is paused in place while a provisional stop is checked against the words
     levels: list[float] = dataclasses.field(default_factory=list)  # mic level blocks since the onset (dBFS)
     reviewed_words: str = ""  # the partial words the last provisional review saw
+    resume_votes: int = 0  # partials in a row, while held, that said the speech does not claim the floor
     confidence: float | None = None  # whisper's mean word probability in the final transcript
     similarity: float | None = None  # to the enrolled user's voice (from the pipeline, 1 s of speech on)
 
@@ -147,6 +151,7 @@ class Runtime:
         self._prefill_lock = threading.Lock()
         self._prefill_text: str | None = None  # the latest partial waiting to be prefilled
         self._overlap: _Overlap | None = None
+        self._held_turn: Any = None  # the answer paused while an overlap is judged (see _share_cpu)
         self._side_conversation_until = -1
         self._resume_at: int | None = None
         self._deliveries: deque[ev.Event] = deque()
@@ -339,6 +344,7 @@ class Runtime:
             if self._overlap is None:
                 turn_id = self._turn.turn_id if self._turn is not None else ""
                 self._overlap = _Overlap(onset_ms=event.start_ms, turn_id=turn_id)
+                self._share_cpu()
             return
         if self.state == State.THINKING and self._turn_active():
             # the user went on talking before Venus said anything: drop the answer, keep listening
@@ -433,6 +439,7 @@ class Runtime:
         now = self._now()
         if self._overlap is not None and (self._overlap.verdict is None or self._overlap.verdict.provisional):
             self._judge_overlap(final=False)
+        self._share_cpu()
         if self.state in (State.USER_SPEAKING, State.YIELDING) and not self._segment_open:
             self._check_end_of_turn(now)
         if self.state == State.THINKING and self.mouth.speaking:
@@ -520,6 +527,20 @@ class Runtime:
             overlap.reviewed_words = features.words  # new partial words: a provisional verdict is re-judged
             self._review(overlap, features, context, final=False)
 
+    def _share_cpu(self) -> None:
+        # Speech over Venus being judged gets the CPU: the answer's decoding waits until the verdict settles.
+        overlap, ref = self._overlap, self._turn
+        judging = overlap is not None and not overlap.stopped and (overlap.verdict is None
+                                                                    or overlap.verdict.provisional)
+        turn = ref.turn if ref is not None and ref.from_llm else None
+        target = turn if judging and self.options.hold_answer_during_overlap else None
+        if target is not self._held_turn:
+            if self._held_turn is not None:
+                self._held_turn.hold(False)
+            if target is not None:
+                target.hold(True)
+            self._held_turn = target
+
     def _keep_talking(self, verdict: OverlapVerdict) -> None:
         self.mouth.resume()
         self.mouth.unduck()
@@ -557,6 +578,14 @@ class Runtime:
         review = self.overlap.review(earlier, features, context)
         if review.kind is None:
             review = earlier
+        if overlap.held and not review.stop:
+            # Early partials are often garbled ("hold on" heard as "that will not."): while the user still
+            # speaks, a held answer goes on only on a name, or when two partials in a row agree.
+            overlap.resume_votes += 1
+            if not (final or not features.speech_active or review.named or overlap.resume_votes >= 2):
+                return
+        elif overlap.held:
+            overlap.resume_votes = 0
         if review.kind != earlier.kind:
             self._record(review, overlap)
         overlap.verdict = review
@@ -583,6 +612,9 @@ class Runtime:
             overlap.stopped = False  # its final words, when they come, are not a turn of the user's
             self._to(State.LISTENING)
             self._resume_at = self._now() + self.options.resume_gap_ms
+        elif review.stop and review.provisional and not final:
+            overlap.held = True  # Venus went on, then the words turned: pause again until they settle
+            self.mouth.pause()
         elif review.stop:
             self._yield_to(overlap, f"overlap judged {review.kind} once the words were in: {review.reason}")
             if final:
