@@ -243,6 +243,39 @@ def bench_stop_device(rounds: int = 5) -> None:
           f"the monitor's capture latency; PortAudio reports {1000 * latency:.0f} ms output latency)")
 
 
+def bench_partial_beside_the_answer(rounds: int = 6) -> None:
+    """A partial transcript's decode while the LLM writes an answer: answer decoding held (as the runtime does
+    while speech over Venus is judged) vs left running, alternated A B A B, one thread each, as on 2 cores."""
+    from engine.llm import ChatMessage, GenerateRequest
+    from engine.llm.llama_backend import LlamaBackend, LlamaOptions
+
+    backend = LlamaBackend(LlamaOptions(model_path=str(resolve("smollm2-135m-instruct-q4_1", kind="llm")),
+                                        n_ctx=2048, n_threads=1))
+    whisper = WhisperTranscriber(WhisperOptions(resolve("whisper-tiny-en"), threads=1))
+    whisper.warm_up()
+    clip = espeak("Mike, did you feed the cat this morning?", wpm=150)[: RATE]  # a 1 s partial's audio
+    story = [ChatMessage("system", "You tell stories."), ChatMessage("user", "Tell me a long story about a fox.")]
+    times: dict[str, list[float]] = {"held": [], "running": []}
+    try:
+        for _ in range(rounds):
+            for name in ("held", "running"):
+                stream = backend.generate(story, GenerateRequest(temperature=0.7, max_tokens=400, seed=3))
+                pieces = iter(stream)
+                next(pieces)  # the answer is being decoded
+                if name == "held":
+                    stream.hold()
+                began = time.perf_counter()
+                whisper.transcribe_quick(clip, word_timestamps=False)
+                times[name].append((time.perf_counter() - began) * 1000)
+                stream.cancel()
+                list(pieces)
+    finally:
+        backend.close()
+    held, running = statistics.median(times["held"]), statistics.median(times["running"])
+    print(f"partial decode (1 s of speech) beside the LLM's answer: held {held:.0f} ms, running {running:.0f} ms "
+          f"(running / held {running / held:.2f}, {rounds} rounds alternated)")
+
+
 def main() -> None:
     """Run all speech benchmarks."""
     parser = argparse.ArgumentParser()
@@ -255,6 +288,7 @@ def main() -> None:
         bench_tts_and_stop(Path(tmp))
         bench_stop_device()
         bench_asr(args.asr_threads, args.utterances, Path(tmp))
+    bench_partial_beside_the_answer()
 
 
 if __name__ == "__main__":

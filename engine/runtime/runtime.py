@@ -60,6 +60,7 @@ class RuntimeOptions:
     # While speech over Venus is judged, pause the answer's decoding (it runs seconds ahead of the voice) so
     # whisper has the CPU: on 2 cores the words, and with them the verdict, come sooner.
     hold_answer_during_overlap: bool = True
+    min_overlap_level_blocks: int = 5  # 50 ms level blocks of overlapping speech before its loudness counts
     heard_wait_s: float = 0.5  # after stop(), how long to wait for the cut clause's heard-word report
     final_wait_ms: int = 8000  # a final transcript later than this is given up on (the turn ends without it)
     acknowledge_replies: bool = True  # say "Okay." after a spoken yes / no / cancel aimed at a task
@@ -96,6 +97,7 @@ class _Overlap:
     held: bool = False  # Venus is paused in place while a provisional stop is checked against the words
     levels: list[float] = dataclasses.field(default_factory=list)  # mic level blocks since the onset (dBFS)
     reviewed_words: str = ""  # the partial words the last provisional review saw
+    level_reviewed: bool = False  # the verdict was re-judged once the overlap's level became measurable
     resume_votes: int = 0  # partials in a row, while held, that said the speech does not claim the floor
     confidence: float | None = None  # whisper's mean word probability in the final transcript
     similarity: float | None = None  # to the enrolled user's voice (from the pipeline, 1 s of speech on)
@@ -485,7 +487,9 @@ class Runtime:
 
     def _relative_loudness(self, overlap: _Overlap) -> float | None:
         # The overlap's loud part (90th percentile of its blocks) against the user's typical level.
-        if len(self._user_levels) < 20 or not overlap.levels:  # about a second of the user calibrates
+        # about a second of the user calibrates; the overlap needs 250 ms of its own (its first blocks are the
+        # soft start of a word: the user's "Actually" measured -29 dB there, and was taken for background)
+        if len(self._user_levels) < 20 or len(overlap.levels) < self.options.min_overlap_level_blocks:
             return None
         user = sorted(self._user_levels)
         heard = sorted(overlap.levels)
@@ -525,6 +529,9 @@ class Runtime:
         elif overlap.verdict.provisional and (features.words or not features.speech_active) \
                 and features.words != overlap.reviewed_words:
             overlap.reviewed_words = features.words  # new partial words: a provisional verdict is re-judged
+            self._review(overlap, features, context, final=False)
+        elif overlap.verdict.provisional and features.loudness_db is not None and not overlap.level_reviewed:
+            overlap.level_reviewed = True  # the overlap's level is measured now: it may show background speech
             self._review(overlap, features, context, final=False)
 
     def _share_cpu(self) -> None:
@@ -580,9 +587,10 @@ class Runtime:
             review = earlier
         if overlap.held and not review.stop:
             # Early partials are often garbled ("hold on" heard as "that will not."): while the user still
-            # speaks, a held answer goes on only on a name, or when two partials in a row agree.
+            # speaks, a held answer goes on only on a name or background cues, or when two partials agree.
             overlap.resume_votes += 1
-            if not (final or not features.speech_active or review.named or overlap.resume_votes >= 2):
+            settled = review.named or review.kind == ev.OverlapKind.BACKGROUND  # a name, or a level/voice cue
+            if not (final or not features.speech_active or settled or overlap.resume_votes >= 2):
                 return
         elif overlap.held:
             overlap.resume_votes = 0
