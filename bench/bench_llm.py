@@ -137,6 +137,84 @@ def bench_append_cost(path: str) -> float:
     return b / a
 
 
+def _scripted_turn(timeline: Timeline, i: int) -> None:
+    timeline.append(ev.UserText(text=f"Question {i}: what is a good name for pet number {i}?"))
+    timeline.append(ev.ControlDecision(turn_id=f"t{i}", action=ev.Action.RESPOND))
+    timeline.append(ev.AssistantTurnEnd(turn_id=f"t{i}", text=f"How about Biscuit {i}? It is short and friendly.",
+                                        reason="complete"))
+
+
+def bench_append_in_conversation(path: str) -> float:
+    """The append cost as the runtime pays it: a Conversation that folds old turns after each answer.
+
+    Three conversations side by side: 2 turns; 60 turns with the working window (the default: old turns
+    folded into the summary once the cache outgrows it, the recent turns kept in the cache by a splice);
+    60 turns with the whole window (working_window=-1). Each appends the same user turn (`prefill`, as the
+    partial transcripts do), alternated 9 times, and takes it back.
+    """
+    render = RenderOptions(system_prompt="You are Venus, a friendly voice assistant. Answer briefly.")
+    setups = {"2 turns": (2, 0), "60 turns, working window": (60, 0), "60 turns, whole window": (60, -1)}
+    convs: dict[str, Conversation] = {}
+    fold_s: list[float] = []
+    for name, (turns, window) in setups.items():
+        backend = LlamaBackend(LlamaOptions(model_path=path, n_ctx=4096, n_batch=256, n_threads=THREADS))
+        timeline = Timeline()
+        conv = Conversation(timeline, backend, ConversationOptions(render=render, n_ctx=4096, working_window=window))
+        conv.sync()
+        for i in range(turns):
+            _scripted_turn(timeline, i)
+            conv.sync()
+            started = time.perf_counter()
+            if conv.compact() is not None:  # what the turn runner does after each answer
+                fold_s.append(time.perf_counter() - started)
+        convs[name] = conv
+    question = "Could you also suggest three names for a small grey kitten please?"
+    costs: dict[str, list[float]] = {name: [] for name in convs}
+    for _ in range(9):
+        for name, conv in convs.items():
+            started = time.perf_counter()
+            stats = conv.prefill(question)
+            costs[name].append(time.perf_counter() - started)
+            assert stats.evaluated <= 30, (name, stats)
+            conv.sync()  # take the unfinished turn back out of the cache
+    windowed = convs["60 turns, working window"]
+    limit = windowed.window_limit()
+    base = statistics.median(costs["2 turns"])
+    for name, conv in convs.items():
+        value = statistics.median(costs[name])
+        print(f"append the user turn, {name:25s}: {value * 1000:6.1f} ms, {len(conv.backend.cached_tokens):4d} tokens "
+              f"cached, ratio to 2 turns {value / base:.3f}")
+    ratio = statistics.median(costs["60 turns, working window"]) / base
+    print(f"append cost ratio 60 turns / 2 turns with the working window: {ratio:.3f}  (target <= 1.2); window "
+          f"{limit} tokens (system prompt {windowed._prefix_tokens()}), {windowed.folds} folds in 60 turns, "
+          f"fold (new summary evaluated, recent turns kept) median {statistics.median(fold_s) * 1000:.0f} ms, "
+          f"max {max(fold_s) * 1000:.0f} ms")
+    # what the splice gives up: the kept turns keep keys/values computed while the dropped turns preceded them
+    scratch_backend = LlamaBackend(LlamaOptions(model_path=path, n_ctx=4096, n_batch=256, n_threads=THREADS))
+    greedy = GenerateRequest(temperature=0.0, max_tokens=16)
+    agree, first_same = [], 0
+    probes = ["Could you suggest a name for a kitten?", "What was my first question?", "Thanks, that is all.",
+              "Which name did you like best?", "Now a name for a goldfish, please."]
+    for probe in probes:
+        messages = [*windowed.messages(), ChatMessage("user", probe)]
+        ours = windowed.backend.generate(messages, greedy)
+        ours.text()
+        theirs = scratch_backend.generate(messages, greedy)
+        theirs.text()
+        a_tokens, b_tokens = ours.finish.tokens, theirs.finish.tokens
+        same = next((i for i, (x, y) in enumerate(zip(a_tokens, b_tokens, strict=False)) if x != y),
+                    min(len(a_tokens), len(b_tokens)))
+        agree.append(same)
+        first_same += bool(a_tokens[:1] == b_tokens[:1])
+    print(f"  after the folds, greedy answers from the spliced cache vs the same context evaluated from scratch: "
+          f"same first token {first_same}/{len(probes)}, identical prefix median {statistics.median(agree)} of 16 "
+          f"tokens (the kept turns keep keys/values computed with the dropped turns before them)")
+    scratch_backend.close()
+    for conv in convs.values():
+        conv.backend.close()
+    return ratio
+
+
 def bench_rollback_and_first_token(path: str) -> tuple[float, float]:
     """Interruption roll-back time and time to first token after a user turn ends, on real turns."""
     backend = LlamaBackend(LlamaOptions(model_path=path, n_ctx=4096, n_batch=256, n_threads=THREADS))
@@ -249,6 +327,7 @@ def main() -> int:
     print(f"model: {path}, threads: {THREADS}")
     bench_decode_speed(path)
     bench_append_cost(path)
+    bench_append_in_conversation(path)
     # The same measurement on the second shipped model: Gemma 3's sliding-window layers attend to at most 512
     # keys, so only its few global layers grow with the history.
     gemma = resolve("gemma3-270m-q4_k_m", kind="llm", check=False)

@@ -39,6 +39,9 @@ class LLMSettings(_Section):
     temperature: float = Field(0.7, ge=0.0, le=2.0)
     top_p: float = Field(0.9, gt=0.0, le=1.0)
     max_tokens: int = Field(160, ge=1, le=8192)  # longest single answer (spoken answers should be short)
+    # tokens kept in the cache after the system prompt before old turns fold into the summary (each turn then
+    # costs the same however long the conversation); 0 = sized from the model, -1 = off (fold only at n_ctx)
+    working_window: int = Field(0, ge=-1, le=131072)
     remote_url: str = "http://127.0.0.1:8080/v1"  # used when backend == "remote"
     remote_model: str = ""  # model name sent to the server; empty = the server's default
     remote_timeout_s: float = Field(60.0, gt=0)

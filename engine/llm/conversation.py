@@ -53,6 +53,12 @@ class ConversationOptions:
     decision_max_tokens: int = 96  # cap on the decision line (a longer one is reported as malformed)
     decision_retries: int = 1  # how often an invalid decision goes back to the model before falling back
     overflow_target: float = 0.6  # after trimming, the context fills at most this share of the free room
+    # Tokens the cache may hold after the system prompt (summary + recent turns) before the oldest turns are
+    # folded into the summary, after an answer: each new turn then costs the same however long the talk.
+    # 0 = sized from the model (attention over the window costs at most `window_attention_share` of the
+    # weights per token); -1 = no working window, only the n_ctx overflow trimming.
+    working_window: int = 0
+    window_attention_share: float = 0.2
     # Evaluate the decision line's fixed start with the prompt (in-process backends) instead of generating it:
     # fewer decode steps, more batched tokens; bench_llm measured no gain on one CPU thread, so it is off.
     prefill_decision: bool = False
@@ -73,6 +79,10 @@ class ConversationOptions:
             raise ValueError(f"decision_retries must be 0 or more, got {self.decision_retries}")
         if not 0.1 <= self.overflow_target <= 0.95:
             raise ValueError(f"overflow_target must be within 0.1..0.95, got {self.overflow_target}")
+        if self.working_window < -1 or 0 < self.working_window < 64:
+            raise ValueError(f"working_window must be -1 (off), 0 (auto) or at least 64 tokens, got {self.working_window}")
+        if not 0.01 <= self.window_attention_share <= 1.0:
+            raise ValueError(f"window_attention_share must be within 0.01..1, got {self.window_attention_share}")
 
     @classmethod
     def from_settings(cls, llm: Any) -> ConversationOptions:
@@ -81,6 +91,7 @@ class ConversationOptions:
             render=RenderOptions(system_prompt=llm.system_prompt),
             answer=GenerateRequest(max_tokens=llm.max_tokens, temperature=llm.temperature, top_p=llm.top_p),
             n_ctx=llm.n_ctx,
+            working_window=llm.working_window if llm.working_window <= 0 else max(64, llm.working_window),
         )
 
 
@@ -163,6 +174,8 @@ class Conversation:
         self.last_sync: SyncStats | None = None
         self._current: AssistantTurn | None = None
         self._lock = threading.RLock()
+        self._prefix_count: int | None = None  # tokens of the system message without a summary
+        self.folds = 0  # how often the working window folded old turns into the summary
 
     # ---- context ----------------------------------------------------------------------------------------
 
@@ -173,13 +186,62 @@ class Conversation:
             messages = render_messages(events, self.tools, self.options.render)
             if self._fits(messages):
                 return messages
-            return self._trim(events)
+            budget = self._budget()
+            self._fold(events, target=int(budget * self.options.overflow_target), limit=budget)
+            return self._splice()
 
     def sync(self) -> SyncStats:
         """Evaluate whatever the timeline added since the last call; the unchanged prefix stays cached."""
         with self._lock:
             self.last_sync = self.backend.sync(self.messages())
             return self.last_sync
+
+    def compact(self) -> ev.Summary | None:
+        """Fold the oldest turns into the summary once the cache outgrows the working window.
+
+        Called after each answer, while the user listens: the system prompt and the recent turns stay in the
+        cache (the backend splices the new summary in between), so nothing already there is evaluated again.
+        Returns the new Summary event, or None when the context still fits.
+        """
+        with self._lock:
+            limit = self.window_limit()
+            if limit is None:
+                return None
+            events = self.timeline.events()
+            if self._count(render_messages(events, self.tools, self.options.render)) <= limit:
+                return None
+            prefix = self._prefix_tokens()
+            room = limit - prefix
+            # the summary is evaluated at each fold (~130 tokens/s on one thread here), so it gets a quarter of the room
+            summary = self._fold(events, target=prefix + int(room * 0.6), limit=limit, summary_tokens=room // 4)
+            self.folds += 1
+            self._splice()
+            return summary
+
+    def window_limit(self) -> int | None:
+        """Most tokens the cache holds before `compact()` folds; None without a working window."""
+        window = self.options.working_window
+        if window < 0:
+            return None
+        if window == 0:
+            break_even = getattr(self.backend, "attention_break_even", None)
+            if break_even is None:
+                return None  # a remote model: its server keeps its own cache
+            window = max(64, int(break_even() * self.options.window_attention_share))
+        return min(self._budget(), self._prefix_tokens() + window)
+
+    def _prefix_tokens(self) -> int:
+        if self._prefix_count is None:
+            self._prefix_count = self._count(render_messages([], self.tools, self.options.render))
+        return self._prefix_count
+
+    def _splice(self) -> list[ChatMessage]:
+        # after a fold: the backend keeps the cached recent turns and evaluates only the new summary
+        messages = render_messages(self.timeline.events(), self.tools, self.options.render)
+        splice = getattr(self.backend, "splice", None)
+        if splice is not None:
+            self.last_sync = splice(messages)
+        return messages
 
     def warm_up(self) -> SyncStats:
         """At start-up, while nobody waits: evaluate the system prompt and work out the answer's banned tokens."""
@@ -284,7 +346,13 @@ class Conversation:
         finally:
             turn.decided.set()
             turn._chunks.put(_END)
-            turn.done.set()
+            try:
+                if turn.error is None and not turn.cancelled:
+                    self.compact()  # the answer is still being spoken: a good moment to fold old turns
+            except BackendError:
+                log.exception("folding old turns into the summary failed; the next sync re-evaluates instead")
+            finally:
+                turn.done.set()
 
     def _generate(self, turn: AssistantTurn, messages: Sequence[ChatMessage], request: GenerateRequest) -> Any:
         with turn._stream_lock:
@@ -418,13 +486,11 @@ class Conversation:
     def _fits(self, messages: Sequence[ChatMessage]) -> bool:
         return self._count(messages) <= self._budget()
 
-    def _trim(self, events: list[ev.Event]) -> list[ChatMessage]:
-        """Fold the oldest whole turns into a Summary event until the rest fills at most overflow_target.
+    def _fold(self, events: list[ev.Event], *, target: int, limit: int, summary_tokens: int | None = None) -> ev.Summary:
+        """Fold the oldest whole turns into a Summary event until the rest renders to at most `target` tokens.
 
-        The newest user turn is always kept; if even that does not fit, the summary is shortened.
+        The newest user turn is always kept; if even that does not fit `limit`, the summary is shortened.
         """
-        budget = self._budget()
-        target = int(budget * self.options.overflow_target)
         previous = next((e for e in reversed(events) if isinstance(e, ev.Summary)), None)
         start = previous.covers_until_seq + 1 if previous is not None else 0
         first = next((i for i, e in enumerate(events) if e.seq >= start), len(events))
@@ -436,14 +502,16 @@ class Conversation:
         for cut_seq in cuts:
             dropped = render_messages([e for e in events if start <= e.seq <= cut_seq], self.tools, render)[1:]
             text = self.summarize(previous.text if previous is not None else "", dropped)
+            if summary_tokens is not None:
+                text = self._shorten(text, summary_tokens)
             candidate = ev.Summary(text=text, covers_until_seq=cut_seq)
             if self._count(render_messages([*events, candidate], self.tools, render)) <= target:
                 break
         assert candidate is not None
-        while self._count(render_messages([*events, candidate], self.tools, render)) > budget:
+        while self._count(render_messages([*events, candidate], self.tools, render)) > limit:
             if not candidate.text:
                 raise BackendError(
-                    f"the system prompt and the newest user turn alone need more than the {budget} tokens "
+                    f"the system prompt and the newest user turn alone need more than the {limit} tokens "
                     "the window leaves",
                     fix="raise llm.n_ctx or shorten llm.system_prompt in settings",
                 )
@@ -451,8 +519,16 @@ class Conversation:
             shorter = "…" + candidate.text[-keep:] if keep > 20 else ""
             candidate = ev.Summary(text=shorter, covers_until_seq=candidate.covers_until_seq)
         self.timeline.append(candidate)
-        log.info("context overflow: turns up to seq %d folded into the summary", candidate.covers_until_seq)
-        return render_messages(self.timeline.events(), self.tools, render)
+        log.info("context: turns up to seq %d folded into the summary", candidate.covers_until_seq)
+        return candidate
+
+    def _shorten(self, text: str, tokens: int) -> str:
+        """The newest part of a summary that fits in about `tokens` tokens."""
+        empty = self._count([ChatMessage("system", "")])
+        while text and self._count([ChatMessage("system", text)]) - empty > tokens:
+            keep = int(len(text) * 0.8)
+            text = "…" + text[-keep:] if keep > 20 else ""
+        return text
 
 
 def _user_turn_starts(events: Sequence[ev.Event], begin: int) -> list[int]:

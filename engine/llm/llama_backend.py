@@ -61,6 +61,10 @@ class LlamaBackend:
         cparams.n_ubatch = options.n_batch
         cparams.n_threads = self.n_threads
         cparams.n_threads_batch = self.n_threads
+        # a second sequence, in the same cache, to evaluate a spliced middle at positions before the kept
+        # suffix (llama.cpp wants each sequence's new positions to follow its last one); see splice()
+        cparams.n_seq_max = 2
+        cparams.kv_unified = True
         cparams.flash_attn_type = (
             llama_cpp.LLAMA_FLASH_ATTN_TYPE_ENABLED if options.flash_attn else llama_cpp.LLAMA_FLASH_ATTN_TYPE_DISABLED
         )
@@ -158,6 +162,31 @@ class LlamaBackend:
     def cached_tokens(self) -> list[int]:
         """A copy of the tokens now in the KV cache."""
         return list(self._evaluated)
+
+    def splice(self, messages: Sequence[ChatMessage]) -> SyncStats:
+        """Like `sync`, but a tail shared with the cache stays too: only the middle that changed is evaluated.
+
+        Used when old turns are folded into the summary: the system prompt (prefix) and the recent turns
+        (suffix) stay in the cache, the dropped turns are removed, the suffix is shifted down
+        (`llama_memory_seq_add`, RoPE re-applied, no evaluation) and the new summary is evaluated in the gap.
+        The suffix keeps the keys and values it had, computed while the dropped turns preceded it: llama.cpp's
+        context shift makes the same approximation. Falls back to `sync` when the cache cannot shift.
+        """
+        return self._call(lambda: self._splice_job(self.context_tokens(messages)))
+
+    def attention_break_even(self) -> int:
+        """How many cached tokens cost as much attention per evaluated token as the weight matrices do."""
+        meta = self.metadata
+        arch = meta.get("general.architecture", "")
+        try:
+            layers, heads = int(meta[f"{arch}.block_count"]), int(meta[f"{arch}.attention.head_count"])
+            embd = int(meta[f"{arch}.embedding_length"])
+            head_dim = int(meta.get(f"{arch}.attention.key_length", embd // heads))
+        except (KeyError, ValueError, ZeroDivisionError):
+            return self.n_ctx
+        model = self._model.model
+        weights = llama_cpp.llama_model_n_params(model) - self.n_vocab * llama_cpp.llama_model_n_embd(model)
+        return max(1, int(weights / (2 * layers * heads * head_dim)))
 
     def sync_tokens(self, tokens: Sequence[int], *, evaluate: bool = True) -> SyncStats:
         """Low level: make the KV cache hold exactly `tokens` (prefix reuse as in `sync`)."""
@@ -339,6 +368,41 @@ class LlamaBackend:
             stats.evaluated = len(tokens) - keep
         return stats
 
+    def _splice_job(self, tokens: list[int]) -> SyncStats:
+        self._abort.clear()
+        old = self._evaluated
+        keep = _common_prefix(old, tokens)
+        tail = _common_suffix(old[keep:], tokens[keep:])
+        mem = self._ctx.memory
+        if tail == 0 or len(tokens) >= self.n_ctx or not llama_cpp.llama_memory_can_shift(mem):
+            return self._sync_job(tokens, True)
+        middle = tokens[keep:len(tokens) - tail]
+        removed = len(old) - keep - tail
+        llama_cpp.llama_memory_seq_rm(mem, 0, keep, keep + removed)
+        llama_cpp.llama_memory_seq_add(mem, 0, keep + removed, -1, len(middle) - removed)
+        self._evaluated = old[:keep] + old[keep + removed:]  # positions no longer match until the middle is in
+        self._logits_at = -1
+        stats = SyncStats(kept=keep + tail, removed=removed, total=len(tokens))
+        if not middle:
+            return stats
+        started = time.perf_counter()
+        llama_cpp.llama_memory_seq_cp(mem, 0, 1, 0, keep)  # sequence 1 sees the prefix; its next position is `keep`
+        # not abortable: the middle is a short summary, and an aborted one would cost the whole suffix
+        try:
+            for start in range(0, len(middle), self.options.n_batch):
+                self._decode(middle[start:start + self.options.n_batch], seq=1, pos=keep + start)
+            llama_cpp.llama_memory_seq_cp(mem, 1, 0, keep, keep + len(middle))
+        except BaseException:
+            llama_cpp.llama_memory_seq_rm(mem, 0, keep, -1)  # drop the shifted suffix too: it lost its context
+            self._evaluated = old[:keep]
+            raise
+        finally:
+            llama_cpp.llama_memory_seq_rm(mem, 1, -1, -1)
+        self._evaluated = list(tokens)
+        stats.decode_s = time.perf_counter() - started
+        stats.evaluated = len(middle)
+        return stats
+
     def _should_abort(self, _data: object) -> bool:
         job = self._job_cancel
         return self._abort.is_set() or (job is not None and job.is_set())
@@ -353,27 +417,29 @@ class LlamaBackend:
         finally:
             llama_cpp.llama_set_abort_callback(self._ctx.ctx, llama_cpp.ggml_abort_callback(), None)
 
-    def _decode(self, chunk: Sequence[int]) -> None:
-        n_past = len(self._evaluated)
+    def _decode(self, chunk: Sequence[int], *, seq: int = 0, pos: int | None = None) -> None:
+        """Evaluate `chunk` after the cache (sequence 0), or into sequence `seq` from position `pos`."""
+        n_past = len(self._evaluated) if pos is None else pos
         batch = self._batch.batch
         batch.n_tokens = len(chunk)
         for i, token in enumerate(chunk):
             batch.token[i] = token
             batch.pos[i] = n_past + i
-            batch.seq_id[i][0] = 0
+            batch.seq_id[i][0] = seq
             batch.n_seq_id[i] = 1
             batch.logits[i] = False
         batch.logits[len(chunk) - 1] = True
         rc = llama_cpp.llama_decode(self._ctx.ctx, batch)
         if rc != 0:
-            llama_cpp.llama_memory_seq_rm(self._ctx.memory, 0, n_past, -1)
+            llama_cpp.llama_memory_seq_rm(self._ctx.memory, seq, n_past, -1)
             self._logits_at = -1
             if rc == 2:
                 raise _Cancelled()
             raise BackendError(f"llama_decode failed with code {rc} at position {n_past}",
                                fix="lower llm.n_batch or llm.n_ctx in settings")
-        self._evaluated.extend(chunk)
-        self._logits_at = len(self._evaluated) - 1
+        if seq == 0:
+            self._evaluated.extend(chunk)
+            self._logits_at = len(self._evaluated) - 1
 
     # ---- generation -------------------------------------------------------------------------------------
 
@@ -495,6 +561,14 @@ def _common_prefix(a: Sequence[int], b: Sequence[int]) -> int:
     n = min(len(a), len(b))
     i = 0
     while i < n and a[i] == b[i]:
+        i += 1
+    return i
+
+
+def _common_suffix(a: Sequence[int], b: Sequence[int]) -> int:
+    n = min(len(a), len(b))
+    i = 0
+    while i < n and a[-1 - i] == b[-1 - i]:
         i += 1
     return i
 
