@@ -58,7 +58,7 @@ class ConversationOptions:
     # 0 = sized from the model (attention over the window costs at most `window_attention_share` of the
     # weights per token); -1 = no working window, only the n_ctx overflow trimming.
     working_window: int = 0
-    window_attention_share: float = 0.2
+    window_attention_share: float = 0.15
     # Evaluate the decision line's fixed start with the prompt (in-process backends) instead of generating it:
     # fewer decode steps, more batched tokens; bench_llm measured no gain on one CPU thread, so it is off.
     prefill_decision: bool = False
