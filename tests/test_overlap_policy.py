@@ -228,3 +228,40 @@ def test_a_closed_short_sound_of_backchannel_words_goes_on_before_the_final() ->
     early = decide("and then the.", elapsed=1000, active=False, duration_ms=800)
     assert early.kind == OverlapKind.BACKCHANNEL and early.provisional, early.reason
     assert decide("and then what?", elapsed=1000, active=False, duration_ms=800).kind != OverlapKind.BACKCHANNEL
+
+
+def test_a_burst_moments_after_a_settled_overlap_is_more_of_the_same_until_its_words_say_otherwise() -> None:
+    # "John," (closed, judged a short remark), then "can you grab the mail?" 150 ms later: no pause at the
+    # deadline of the second segment; its words still decide
+    for earlier in (OverlapKind.BACKCHANNEL, OverlapKind.OTHER_ADDRESSEE, OverlapKind.BACKGROUND):
+        context = ConversationContext(speaking_text="The tower is", follows=earlier)
+        verdict = decide("", elapsed=300, context=context)
+        assert verdict.kind == earlier and verdict.provisional and not verdict.stop, verdict.reason
+        revised = OverlapPolicy().review(verdict, OverlapFeatures(elapsed_ms=700, words="Venus, stop.", **USER),
+                                         context)
+        assert revised.stop, revised.reason
+    # without a recent overlap, the same burst pauses Venus at the deadline
+    assert decide("", elapsed=300).stop
+    # the talk with someone else going on: the next burst without words keeps going too
+    side = ConversationContext(speaking_text="The tower is", side_conversation=True)
+    assert decide("", elapsed=300, context=side).kind == OverlapKind.OTHER_ADDRESSEE
+
+
+def test_speech_judged_quiet_that_opens_with_a_stop_cue_stops_unless_the_voice_is_someone_elses() -> None:
+    early = decide("", elapsed=300, loudness_db=-13.0, speaker_similarity=None)
+    assert early.kind == OverlapKind.BACKGROUND and early.provisional
+    policy = OverlapPolicy()
+    # the voice is not known yet (under a second of speech): the stop cue at the start decides
+    stop = policy.review(early, OverlapFeatures(elapsed_ms=700, words="stop.", loudness_db=-13.0), SPEAKING)
+    assert stop.kind == OverlapKind.INTERRUPTION and stop.stop, stop.reason
+    named = policy.review(early, OverlapFeatures(elapsed_ms=900, words="Venus, what time is it?",
+                                                 loudness_db=-13.0), SPEAKING)
+    assert named.stop, named.reason
+    # a quiet voice that is clearly not the user's saying "wait" (a TV) stays background
+    tv = OverlapFeatures(elapsed_ms=1500, words="Wait, there is more after the break!", loudness_db=-15.0,
+                         speaker_similarity=0.1)
+    assert policy.review(early, tv, SPEAKING).kind == OverlapKind.BACKGROUND
+    # a stop cue deep inside quiet speech is not a claim on the floor either
+    late_cue = OverlapFeatures(elapsed_ms=1500, words="and then she said we should stop at the station",
+                               loudness_db=-15.0)
+    assert policy.review(early, late_cue, SPEAKING).kind == OverlapKind.BACKGROUND

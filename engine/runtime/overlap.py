@@ -140,6 +140,9 @@ class ConversationContext:
     user_name: str = ""  # settings.conversation.user_name
     side_conversation: bool = False  # the previous overlap, moments ago, was the user talking to someone else
     topic_text: str = ""  # the user's last request to Venus: words that follow its topic are aimed at Venus
+    # the previous overlap, which ended moments ago, was judged this kind (one that did not claim the floor):
+    # a burst right after it, before any words, is most likely more of the same ("John," then "can you...")
+    follows: OverlapKind | None = None
 
 
 @dataclass(frozen=True)
@@ -262,6 +265,8 @@ class OverlapPolicy:
         if quiet and not not_user and s["words"] and f.speaker_similarity is not None \
                 and f.speaker_similarity >= o.user_voice_threshold and (s["stop_cue"] or s["request"]):
             quiet = False  # the user's own voice asking or stopping, only measured quiet (a soft first word)
+        if quiet and self._claims_despite_level(f, s):
+            quiet = False
         if not_user or quiet:
             why = "a voice unlike the enrolled user's" if not_user else f"{f.loudness_db:.0f} dB below the user's level"
             # quiet alone is judged before any words: the words and the voice may still show it is the user
@@ -269,7 +274,7 @@ class OverlapPolicy:
                            provisional=quiet and not not_user and f.speech_active and not f.is_final)
         if s["words"] > 0:
             return self._decide_from_words(f, s, context, at_deadline, verdict)
-        return self._decide_from_acoustics(f, s, at_deadline, verdict)
+        return self._decide_from_acoustics(f, s, context, at_deadline, verdict)
 
     def _decide_from_words(self, f, s, context, at_deadline, verdict) -> OverlapVerdict:
         o = self.options
@@ -329,7 +334,7 @@ class OverlapPolicy:
                            "keeps talking", provisional=True)
         return verdict(None, f"too few words yet ({f.words!r})")
 
-    def _decide_from_acoustics(self, f, s, at_deadline, verdict) -> OverlapVerdict:
+    def _decide_from_acoustics(self, f, s, context, at_deadline, verdict) -> OverlapVerdict:
         o = self.options
         if not f.speech_active and f.elapsed_ms < o.backchannel_max_ms:
             return verdict(OverlapKind.BACKCHANNEL, f"a short burst ({f.elapsed_ms} ms) with no words",
@@ -338,9 +343,22 @@ class OverlapPolicy:
             return verdict(None, "no words yet; ducked while listening")
         if f.facing_screen is False:
             return verdict(OverlapKind.OTHER_ADDRESSEE, "no words yet and the user looks away", provisional=True)
+        earlier = OverlapKind.OTHER_ADDRESSEE if context.side_conversation else context.follows
+        if earlier is not None and earlier != OverlapKind.INTERRUPTION:
+            # the words, when they come, still stop Venus if they claim the floor
+            return verdict(earlier, f"no words yet, moments after {earlier.value.replace('_', ' ')}", provisional=True)
         if o.sensitivity >= 0.5:
             return verdict(OverlapKind.INTERRUPTION, "the user's voice at the deadline, no words yet", provisional=True)
         return verdict(OverlapKind.BACKCHANNEL, "no words yet; low sensitivity keeps talking", provisional=True)
+
+    def _claims_despite_level(self, f: OverlapFeatures, s: dict[str, float]) -> bool:
+        # Speech quiet for its level only (a soft first word, a user further from the mic) that opens with a
+        # stop cue or names the assistant is the user claiming the floor, unless the voice is known to be
+        # someone else's.
+        o, voice = self.options, f.speaker_similarity
+        other_voice = voice is not None and voice < o.same_speaker_threshold and f.elapsed_ms >= o.min_speaker_ms
+        opens_with_stop = bool(_phrases(_tokens(f.words)[:2]) & STOP_CUES)
+        return not other_voice and (opens_with_stop or bool(s["assistant_named"]))
 
     def review(self, earlier: OverlapVerdict, features: OverlapFeatures,
                context: ConversationContext | None = None) -> OverlapVerdict:
@@ -352,7 +370,8 @@ class OverlapPolicy:
             return earlier
         voice = features.speaker_similarity
         if earlier.kind == OverlapKind.BACKGROUND and later.kind != OverlapKind.BACKGROUND \
-                and (voice is None or voice < self.options.user_voice_threshold):
+                and (voice is None or voice < self.options.user_voice_threshold) \
+                and not (later.stop and self._claims_despite_level(features, later.scores)):
             # speech first judged background (too quiet) is the user's only if their voice says so
             return OverlapVerdict(OverlapKind.BACKGROUND, earlier.reason, later.scores,
                                   features.speech_active and not features.is_final, features.elapsed_ms)

@@ -64,6 +64,8 @@ class RuntimeOptions:
     heard_wait_s: float = 0.5  # after stop(), how long to wait for the cut clause's heard-word report
     final_wait_ms: int = 8000  # a final transcript later than this is given up on (the turn ends without it)
     acknowledge_replies: bool = True  # say "Okay." after a spoken yes / no / cancel aimed at a task
+    follow_ms: int = 1500  # speech over Venus this soon after an overlap that did not claim the floor, before
+    #   its words are in, is taken for more of the same (no pause at the deadline; its words still decide)
 
     def __post_init__(self) -> None:
         if self.tick_ms < 1 or self.proactive_gap_ms < 0 or self.resume_gap_ms < 0 or self.final_wait_ms < 0:
@@ -155,6 +157,7 @@ class Runtime:
         self._overlap: _Overlap | None = None
         self._held_turn: Any = None  # the answer paused while an overlap is judged (see _share_cpu)
         self._side_conversation_until = -1
+        self._previous_overlap: tuple[ev.OverlapKind, int] | None = None  # last settled non-stop verdict, its end
         self._resume_at: int | None = None
         self._deliveries: deque[ev.Event] = deque()
         self._last_activity_ms = 0
@@ -481,9 +484,11 @@ class Runtime:
         conv = self.settings.conversation
         turn_id, clause = self._speaking_clause
         speaking = clause if self._turn is not None and turn_id == self._turn.turn_id else ""
+        previous = self._previous_overlap
+        follows = previous[0] if previous is not None and self._now() - previous[1] <= self.options.follow_ms else None
         return ConversationContext(assistant_name=conv.assistant_name, speaking_text=speaking,
                                    user_name=conv.user_name, topic_text=self._last_request,
-                                   side_conversation=self._now() < self._side_conversation_until)
+                                   side_conversation=self._now() < self._side_conversation_until, follows=follows)
 
     def _relative_loudness(self, overlap: _Overlap) -> float | None:
         # The overlap's loud part (90th percentile of its blocks) against the user's typical level.
@@ -599,6 +604,8 @@ class Runtime:
         overlap.verdict = review
         if final:
             self._note_side_conversation(review)
+            if not review.stop:
+                self._previous_overlap = (review.kind, overlap.ended_ms if overlap.ended_ms >= 0 else self._now())
         if overlap.held:
             if review.stop and (final or not review.provisional):
                 self._yield_to(overlap, f"overlap judged {review.kind}: {review.reason}")
