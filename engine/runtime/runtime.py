@@ -158,6 +158,7 @@ class Runtime:
         self._held_turn: Any = None  # the answer paused while an overlap is judged (see _share_cpu)
         self._side_conversation_until = -1
         self._previous_overlap: tuple[ev.OverlapKind, int] | None = None  # last settled non-stop verdict, its end
+        self._superseded: set[int] = set()  # onsets of ended overlaps replaced by a newer one before their final
         self._resume_at: int | None = None
         self._deliveries: deque[ev.Event] = deque()
         self._last_activity_ms = 0
@@ -320,7 +321,7 @@ class Runtime:
                 self._overlap.words = event.text
                 if event.speaker_similarity is not None:
                     self._overlap.similarity = event.speaker_similarity
-            elif not self._muted:
+            elif not self._muted and event.segment_start_ms not in self._superseded:
                 self._partial = event.text
                 self._prefill_partial()
         elif isinstance(event, ev.UserSpeechEnd):
@@ -346,7 +347,15 @@ class Runtime:
             return
         self._last_activity_ms = self._now()
         if self._venus_has_floor():
-            if self._overlap is None:
+            previous = self._overlap
+            if previous is not None and not previous.speech_active and not previous.stopped and not previous.held:
+                # the last burst is over and did not stop Venus ("mm-hmm", then "wait, stop"): the new one is
+                # judged on its own, and the old one's final words, when they come, settle nothing
+                self._superseded.add(previous.onset_ms)
+                if previous.verdict is not None and not previous.verdict.stop:
+                    self._previous_overlap = (previous.verdict.kind, previous.ended_ms)
+                previous = self._overlap = None
+            if previous is None:
                 turn_id = self._turn.turn_id if self._turn is not None else ""
                 self._overlap = _Overlap(onset_ms=event.start_ms, turn_id=turn_id)
                 self._share_cpu()
@@ -385,6 +394,9 @@ class Runtime:
             return
         text = event.text.strip()
         overlap = self._overlap
+        if event.segment_start_ms in self._superseded:
+            self._superseded.discard(event.segment_start_ms)
+            return
         if overlap is not None and event.segment_start_ms == overlap.onset_ms:
             overlap.final = text
             if event.speaker_similarity is not None:
