@@ -63,3 +63,15 @@ def _wait_until(predicate, timeout: float = 120.0, interval: float = 0.05) -> bo
 def wait_until():
     """Poll `predicate()` until it is true or `timeout` seconds pass; returns whether it became true."""
     return _wait_until
+
+
+@pytest.fixture(scope="module")
+def small_llm():
+    """The default GGUF in process (2048-token window, batch 64, one thread), shared by a module's tests."""
+    from engine.llm.llama_backend import LlamaBackend, LlamaOptions
+    from engine.models.registry import resolve
+
+    backend = LlamaBackend(LlamaOptions(model_path=str(resolve("smollm2-135m-instruct-q4_1", kind="llm")),
+                                        n_ctx=2048, n_batch=64, n_threads=1))
+    yield backend
+    backend.close()

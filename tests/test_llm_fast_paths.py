@@ -6,8 +6,6 @@ from __future__ import annotations
 import pytest
 
 from engine.llm import ChatMessage, Conversation, ConversationOptions, GenerateRequest, RenderOptions
-from engine.llm.llama_backend import LlamaBackend, LlamaOptions
-from engine.models.registry import resolve
 from engine.timeline import Timeline
 from engine.timeline import events as ev
 
@@ -15,11 +13,8 @@ SYSTEM = "You are Venus, a voice assistant. Answer in one short sentence."
 
 
 @pytest.fixture(scope="module")
-def backend():
-    b = LlamaBackend(LlamaOptions(model_path=str(resolve("smollm2-135m-instruct-q4_1", kind="llm")),
-                                  n_ctx=2048, n_batch=64, n_threads=1))
-    yield b
-    b.close()
+def backend(small_llm):
+    return small_llm
 
 
 def _options(**kw) -> ConversationOptions:
