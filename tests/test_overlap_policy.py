@@ -201,6 +201,9 @@ def test_speech_judged_quiet_is_revised_when_the_users_voice_asks_or_stops() -> 
     # and so does one whose voice is not known yet, until the final words
     unknown = OverlapFeatures(elapsed_ms=700, words="Can you see where I left it?", loudness_db=-10.0)
     assert OverlapPolicy().review(early, unknown, SPEAKING).kind == OverlapKind.BACKGROUND
+    # unless the level, measured over more of the speech, is now clearly the user's (a soft first syllable)
+    louder = OverlapFeatures(elapsed_ms=900, words="Can you give me the short version?", loudness_db=-3.0)
+    assert OverlapPolicy().review(early, louder, SPEAKING).stop
 
 
 def test_a_name_called_out_first_is_someone_else_until_the_words_say_otherwise() -> None:

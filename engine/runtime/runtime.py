@@ -503,14 +503,16 @@ class Runtime:
                                    side_conversation=self._now() < self._side_conversation_until, follows=follows)
 
     def _relative_loudness(self, overlap: _Overlap) -> float | None:
-        # The overlap's loud part (90th percentile of its blocks) against the user's typical level.
-        # about a second of the user calibrates; the overlap needs 250 ms of its own (its first blocks are the
+        # The overlap's loud part (90th percentile of its blocks) against the loud part of the user's speech:
+        # like with like. The user's median block was the reference before, but the user's segments hold
+        # pauses and the VAD's padding, so background speech 14-22 dB down measured only 3-10 dB down.
+        # About a second of the user calibrates; the overlap needs 250 ms of its own (its first blocks are the
         # soft start of a word: the user's "Actually" measured -29 dB there, and was taken for background)
         if len(self._user_levels) < 20 or len(overlap.levels) < self.options.min_overlap_level_blocks:
             return None
         user = sorted(self._user_levels)
         heard = sorted(overlap.levels)
-        return heard[int(0.9 * (len(heard) - 1))] - user[len(user) // 2]
+        return heard[int(0.9 * (len(heard) - 1))] - user[int(0.9 * (len(user) - 1))]
 
     def _judge_overlap(self, *, final: bool) -> None:
         overlap = self._overlap
