@@ -349,7 +349,7 @@ class Conversation:
             try:
                 if turn.error is None and not turn.cancelled:
                     self.compact()  # the answer is still being spoken: a good moment to fold old turns
-            except BackendError:
+            except Exception:  # the answer is already on the timeline: a failed fold must not lose the turn
                 log.exception("folding old turns into the summary failed; the next sync re-evaluates instead")
             finally:
                 turn.done.set()
