@@ -79,6 +79,7 @@ class ASRSettings(_Section):
     language: str = "en"
     partial_interval_ms: int = Field(500, ge=100, le=5000)
     overlap_partial_interval_ms: int = Field(250, ge=100, le=5000)  # while Venus speaks: words decide the overlap
+    overlap_first_partial_ms: int = Field(350, ge=250, le=5000)  # ...and the first once this much speech is in
     n_threads: int = Field(1, ge=1, le=64)
     beam_size: int = Field(1, ge=1, le=10)
     window_s: float = Field(15.0, ge=5.0, le=30.0)  # whisper encoder window; longer speech gets a longer one
@@ -121,6 +122,9 @@ class ConversationSettings(_Section):
     # learn the user's voice from their first utterances and score speech over Venus against it (a cue
     # that another person or the TV is talking, not the user)
     voice_matching: bool = True
+    # people the user lives or works with ("Anna", "Tom"): speech over Venus that calls one of them is for
+    # them, and whisper is primed to hear their names (it hears "Dad" as "bad" without a hint)
+    household_names: list[str] = Field(default_factory=list)
 
 
 class ToolPermission(_Section):

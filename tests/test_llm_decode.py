@@ -148,10 +148,18 @@ def test_chunker_cuts_clauses_early_and_keeps_abbreviations():
 
 
 def test_chunker_first_chunk_is_cut_at_first_max_words():
-    # the voice starts after five words even when the first sentence is long
+    # the voice starts after three words even when the first sentence is long
     chunks = list(chunk_stream(["The water cycle moves water between the sea, the sky and the land."]))
-    assert chunks[0] == "The water cycle moves water"
+    assert chunks[0] == "The water cycle"
     assert " ".join(chunks) == "The water cycle moves water between the sea, the sky and the land."
+
+
+def test_chunker_chunks_grow_from_the_first():
+    # without punctuation each chunk may be twice as long as the one before, up to max_words
+    words = [f"w{i}" for i in range(60)]
+    chunks = list(chunk_stream([" ".join(words)], ChunkerOptions(first_max_words=3, max_words=20)))
+    assert [len(c.split()) for c in chunks] == [3, 6, 12, 20, 19]
+    assert " ".join(chunks).split() == words
 
 
 def test_chunker_first_clause_is_short_and_long_runs_are_split():

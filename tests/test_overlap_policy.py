@@ -268,3 +268,46 @@ def test_speech_judged_quiet_that_opens_with_a_stop_cue_stops_unless_the_voice_i
     late_cue = OverlapFeatures(elapsed_ms=1500, words="and then she said we should stop at the station",
                                loudness_db=-15.0)
     assert policy.review(early, late_cue, SPEAKING).kind == OverlapKind.BACKGROUND
+
+
+def test_the_person_the_user_talks_to_may_answer_with_a_stop_cue_without_stopping_venus() -> None:
+    # "Kids, please keep it down." then, from the kids, "Okay, sorry!": another voice in the side conversation
+    reply = dict(elapsed=1200, loudness_db=-7.0, speaker_similarity=0.03)
+    for context in (ConversationContext(speaking_text="The tower is", side_conversation=True),
+                    ConversationContext(speaking_text="The tower is", follows=OverlapKind.OTHER_ADDRESSEE)):
+        verdict = decide("Okay, sorry.", context=context, **reply)
+        assert verdict.kind == OverlapKind.BACKGROUND and not verdict.stop, verdict.reason
+        assert "answers" in verdict.reason
+        # the assistant's name still stops Venus, whoever says it
+        assert decide("Venus, stop.", context=context, **reply).stop
+    # outside a side conversation, a stop cue from another voice still stops Venus (a guest may stop it)
+    assert decide("Okay, sorry.", **reply).stop
+
+
+def test_names_the_user_mentioned_count_as_other_addressees() -> None:
+    from engine.runtime.addressee import names_mentioned, overlap_hint
+
+    assert names_mentioned("My wife Anna and my son's name is Tom, and my boss is here") == ["Anna", "Tom"]
+    assert names_mentioned("my roommate, Jake, cooks") == ["Jake"]
+    assert names_mentioned("my dad is at work and I told my friend I would call") == []
+    assert overlap_hint(["Anna", "dad", "Tom"]) == "Mom, Dad, honey, kids, guys, Anna, Tom."
+    knows_ines = ConversationContext(speaking_text="The tower is", other_names=("Ines",))
+    # a lone name whisper wrote so far, not among the common given names: known only from what the user said
+    assert decide("Ines.", elapsed=500, context=knows_ines).kind == OverlapKind.OTHER_ADDRESSEE
+    assert decide("Ines.", elapsed=500).kind != OverlapKind.OTHER_ADDRESSEE
+    assert decide("Ines did you see my phone", elapsed=900, context=knows_ines).kind == OverlapKind.OTHER_ADDRESSEE
+
+
+def test_a_misheard_name_gives_way_to_a_stop_cue_that_replaces_it() -> None:
+    # whisper primed with household names heard "Hang on" as "Honey on.": the next words settle it
+    policy = OverlapPolicy()
+    named = decide("Honey on.", elapsed=750)
+    assert named.kind == OverlapKind.OTHER_ADDRESSEE and named.named and not named.provisional
+    stop = policy.review(named, OverlapFeatures(elapsed_ms=1500, words="Hang on, what does that?", **USER), SPEAKING)
+    assert stop.stop, stop.reason
+    # words that still hold the name, or that only happen to contain a stop cue later, keep it
+    kept = policy.review(named, OverlapFeatures(elapsed_ms=1500, words="Honey, can you wait for me?", **USER),
+                         SPEAKING)
+    assert kept is named
+    assert policy.review(named, OverlapFeatures(elapsed_ms=1500, words="the pasta, stop it boiling", **USER),
+                         SPEAKING) is named

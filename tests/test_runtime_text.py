@@ -178,3 +178,25 @@ def test_the_answer_waits_while_speech_over_venus_is_judged(backend, wait_until,
     finally:
         release.set()
         runtime.close()
+
+
+def test_the_answer_starts_on_every_core_and_gives_them_back_to_the_voice(backend, wait_until) -> None:
+    # From the end of the user's turn to the first clause nothing else needs the CPU: the decision and the
+    # first words decode with answer_start_threads; the rest of the answer with the configured count.
+    if not hasattr(backend, "use_threads"):
+        pytest.skip("a remote backend has no threads to share")
+    base = backend.n_threads
+    before = dict(backend.steps_by_threads)
+    timeline, runtime, _ = _session(backend, with_harness=False, max_tokens=40,
+                                    options=RuntimeOptions(proactive_gap_ms=300, answer_start_threads=base + 1))
+    try:
+        runtime.send_text("Tell me about the history of Rome in a few sentences.")
+        assert wait_until(lambda: any(isinstance(e, ev.AssistantTurnEnd) for e in timeline.events()))
+        assert runtime.wait_idle(60)
+    finally:
+        runtime.close()
+    steps = {n: backend.steps_by_threads.get(n, 0) - before.get(n, 0) for n in (base, base + 1)}
+    end = next(e for e in timeline.events() if isinstance(e, ev.AssistantTurnEnd))
+    assert len(end.text.split()) > 4, end.text  # more than the first clause was written
+    assert steps[base + 1] > 0 and steps[base] > 0, steps
+    assert backend.threads_in_use == base

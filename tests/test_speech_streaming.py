@@ -195,3 +195,62 @@ def test_partials_come_from_the_short_window_only_and_a_pause_posts_its_words(wh
     finally:
         recognizer.close()
     assert partials and partials[0][1] == RATE and "cat" in _words(partials[0][0]), partials
+
+
+def test_a_hint_lets_whisper_hear_the_name_that_opens_speech(whisper):
+    # The first 450 ms of speech aimed at someone in the room: whisper tiny alone hears "Dad" as "bad" or
+    # "dead" and "Honey" as "Hurry"; with the household words as its previous text it writes the names.
+    hint = "Mom, Dad, honey, kids, guys."
+    misses = 0
+    for voice in ("en-us", "en-us+m3"):
+        for text, name in (("Dad, can you pick me up at five?", "dad"), ("Honey, the pasta is boiling over!", "honey")):
+            start = espeak(text, voice=voice, wpm=150)[: int(0.45 * RATE)]
+            plain = whisper.transcribe_quick(start, word_timestamps=False)
+            hinted = whisper.transcribe_quick(start, word_timestamps=False, hint=hint)
+            assert hinted is not None and _words(hinted.text)[:1] == [name], (voice, hinted)
+            misses += plain is None or _words(plain.text)[:1] != [name]
+    assert misses >= 2  # the hint is what makes the difference
+    # a hint never costs words: a long one leaves room for the whole sentence
+    speech = espeak("Please set a timer for ten minutes.", wpm=150)
+    long_hint = ", ".join(["Anna", "Tom", "John", "Sarah", "Mike", "Mom", "Dad"] * 6)
+    full = whisper.transcribe_quick(speech, word_timestamps=True, hint=long_hint)
+    assert full is not None and {"set", "timer", "minutes"} <= set(_words(full.text)), full
+
+
+class _Recording:
+    """The real whisper, noting the audio length and hint of every quick decode."""
+
+    def __init__(self, inner):
+        self.inner, self.calls = inner, []
+
+    def transcribe(self, audio, *, word_timestamps):
+        return self.inner.transcribe(audio, word_timestamps=word_timestamps)
+
+    def transcribe_quick(self, audio, *, word_timestamps, hint=""):
+        self.calls.append((len(audio), hint))
+        return self.inner.transcribe_quick(audio, word_timestamps=word_timestamps, hint=hint)
+
+
+def test_the_hint_and_the_early_first_partial_apply_to_the_start_of_a_segment_only(whisper):
+    speech = espeak("Guys, dinner is ready, come to the table now, it is getting cold.", wpm=150)
+    recording = _Recording(whisper)
+    recognizer = StreamingRecognizer(recording, lambda text, start: None, lambda t, start, end: None,
+                                     partial_interval_ms=500, hint_max_s=1.0)
+    try:
+        lookback = int(0.2 * RATE)
+        recognizer.begin(0, speech[:lookback], partial_interval_ms=250, hint="Mom, Dad, honey, kids, guys.",
+                         first_partial_ms=350)
+        step = RATE // 50
+        for i in range(lookback, int(2.2 * RATE), step):  # 20 ms blocks, in real time
+            recognizer.feed(speech[i:i + step])
+            time.sleep(0.02)
+        time.sleep(1.0)
+        recognizer.cancel()
+    finally:
+        recognizer.close()
+    calls = recording.calls
+    assert len(calls) >= 3, calls
+    # the first partial is due at 350 ms of audio (without first_partial_ms: 200 + 250 = 450 ms)
+    assert 0.35 * RATE <= calls[0][0] < 0.42 * RATE, calls[0]
+    assert all(hint for n, hint in calls if n <= RATE) and all(not hint for n, hint in calls if n > RATE), calls
+    assert any(n > RATE for n, _ in calls)

@@ -35,7 +35,7 @@ class Transcript:
 class Transcriber(Protocol):
     """Anything that turns 16 kHz mono float32 audio into text.
 
-    A transcriber may also offer `transcribe_quick(audio, *, word_timestamps) -> Transcript | None`: the same
+    A transcriber may also offer `transcribe_quick(audio, *, word_timestamps, hint="") -> Transcript | None`: the same
     decode without any slow recovery path, None where that path would be needed. The streaming worker uses it
     for partials and pre-finals, whose value is in arriving soon (a later partial or the final will do better).
     """
@@ -63,6 +63,7 @@ class WhisperOptions:
 
 _FRAMES_PER_S = 100  # whisper's mel frames per second
 _MAX_FRAMES = 3000  # whisper's 30 s window
+_MAX_HINT_TOKENS = 64  # a hint is a few names; whisper's own prompt limit is 223 tokens
 _PREPEND_PUNCTUATION = "\"'“¿([{-"  # marks that join the next word (whisper's defaults)
 _APPEND_PUNCTUATION = "\"'.。,，!！?？:：”)]}、"  # marks that join the previous word
 
@@ -87,6 +88,7 @@ class WhisperTranscriber:
         self._model = WhisperModel(str(options.model_path), device="cpu", compute_type="int8",
                                    cpu_threads=options.threads, num_workers=1)
         self._warm = False
+        self._hints: dict[str, list[int]] = {}  # hint text -> its prompt tokens
         multilingual = self._model.model.is_multilingual
         self._tokenizer = None  # language detection needs whisper's own path, so it takes every clip
         if options.language or not multilingual:
@@ -110,17 +112,34 @@ class WhisperTranscriber:
                 return transcript
         return self._long_form(audio, word_timestamps)
 
-    def transcribe_quick(self, audio: np.ndarray, *, word_timestamps: bool) -> Transcript | None:
+    def transcribe_quick(self, audio: np.ndarray, *, word_timestamps: bool, hint: str = "") -> Transcript | None:
         """The short-window decode only, never whisper's 30 s decode (3-4x the cost: 0.7-1.2 s here). None where
-        whisper looped; a transcript with `within_audio` False where its timestamps ran past the audio."""
+        whisper looped; a transcript with `within_audio` False where its timestamps ran past the audio.
+
+        `hint` is text whisper reads as what came before (its "previous text" prompt): words it should expect.
+        The first word of speech aimed at someone in the room is a name that whisper tiny hears as a common word
+        on its own ("Dad" as "bad.", "Honey" as "her need."); with the names in the hint it writes them.
+        """
         audio = np.asarray(audio, dtype=np.float32)
         features = self._model.feature_extractor(audio)
         window = max(int(self.options.window_s * _FRAMES_PER_S), features.shape[-1] + _FRAMES_PER_S)
         if self._tokenizer is None or window > _MAX_FRAMES:
             return None
-        return self._windowed(features, window, word_timestamps)
+        return self._windowed(features, window, word_timestamps, hint)
 
-    def _windowed(self, features: np.ndarray, window: int, word_timestamps: bool) -> Transcript | None:
+    def _hint_tokens(self, hint: str) -> list[int]:
+        tokens = self._hints.get(hint)
+        if tokens is None:
+            assert self._tokenizer is not None
+            # whisper's prompt convention: <|startofprev|> and the earlier text, then the start of transcript
+            tokens = [self._tokenizer.sot_prev, *self._tokenizer.encode(" " + hint.strip())][: _MAX_HINT_TOKENS]
+            if len(self._hints) >= 16:
+                self._hints.clear()
+            self._hints[hint] = tokens
+        return tokens
+
+    def _windowed(self, features: np.ndarray, window: int, word_timestamps: bool,
+                  hint: str = "") -> Transcript | None:
         """Decode in a short window, with whisper's timestamps; None when whisper looped up to the length limit,
         `within_audio` False when its timestamps ran past the audio (the caller may fall back to 30 s)."""
         import ctranslate2
@@ -132,8 +151,10 @@ class WhisperTranscriber:
         padded[0, :, :content] = features
         encoded = self._model.model.encode(ctranslate2.StorageView.from_array(padded))
         limit = int(24 + 14 * seconds)
-        result = self._model.model.generate(
-            encoded, [list(tokenizer.sot_sequence)], beam_size=self.options.beam_size, max_length=limit,
+        hinted = self._hint_tokens(hint) if hint.strip() else []
+        result = self._model.model.generate(  # max_length counts the prompt too
+            encoded, [[*hinted, *tokenizer.sot_sequence]], beam_size=self.options.beam_size,
+            max_length=limit + len(hinted),
             suppress_blank=True, suppress_tokens=[-1], return_scores=True, return_no_speech_prob=True)[0]
         sequence = result.sequences_ids[0]
         tokens = [t for t in sequence if t < tokenizer.eot]
@@ -188,9 +209,14 @@ class StreamingRecognizer:
     """
 
     def __init__(self, transcriber: Transcriber, on_partial: PartialCallback, on_final: FinalCallback,
-                 *, partial_interval_ms: int = 500, on_audio: AudioCallback | None = None) -> None:
+                 *, partial_interval_ms: int = 500, on_audio: AudioCallback | None = None,
+                 hint_max_s: float = 1.2) -> None:
         if partial_interval_ms < 50:
             raise ValueError(f"partial_interval_ms must be >= 50, got {partial_interval_ms}")
+        if hint_max_s < 0:
+            raise ValueError(f"hint_max_s must be >= 0, got {hint_max_s}")
+        self._hint = ""  # the open segment's hint for its early partials
+        self._hint_samples = int(hint_max_s * SAMPLE_RATE)
         self._transcriber = transcriber
         self._on_partial = on_partial
         self._on_final = on_final
@@ -213,13 +239,18 @@ class StreamingRecognizer:
         self._thread.start()
 
     def begin(self, start_sample: int, lookback: np.ndarray | None = None, *,
-              partial_interval_ms: int | None = None) -> None:
+              partial_interval_ms: int | None = None, hint: str = "", first_partial_ms: int | None = None) -> None:
         """A segment opened at `start_sample`; `lookback` is the audio already heard from that sample on.
 
         `partial_interval_ms` overrides the interval for this segment (speech over Venus's voice needs its
-        words sooner: the overlap policy is waiting on them).
+        words sooner: the overlap policy is waiting on them). `hint` primes the segment's early partials (up to
+        `hint_max_s` of audio) with words to expect, such as the names of people in the room; later partials and
+        the final are decoded without it, so a hint cannot put a name where none was said for long.
+        `first_partial_ms` brings the first partial forward: it is due once the segment holds that much audio
+        (otherwise one interval after the look-back).
         """
         with self._cond:
+            self._hint = hint
             interval = partial_interval_ms if partial_interval_ms is not None else self._default_interval_ms
             if interval < 50:
                 raise ValueError(f"partial_interval_ms must be >= 50, got {interval}")
@@ -228,6 +259,9 @@ class StreamingRecognizer:
             self._chunks = [] if lookback is None else [np.array(lookback, dtype=np.float32)]
             self._samples = sum(len(c) for c in self._chunks)
             self._last_partial_at = self._samples
+            if first_partial_ms is not None:  # due when the segment reaches first_partial_ms of audio
+                first = first_partial_ms * SAMPLE_RATE // 1000
+                self._last_partial_at = min(self._samples, first - self._partial_samples)
 
     def feed(self, audio: np.ndarray, *, allow_partial: bool = True) -> None:
         """More audio of the open segment; schedules a partial every interval (not while the user pauses)."""
@@ -328,10 +362,12 @@ class StreamingRecognizer:
                 with self._cond:
                     self._busy = False
 
-    def _quick(self, audio: np.ndarray, *, word_timestamps: bool) -> Transcript | None:
+    def _quick(self, audio: np.ndarray, *, word_timestamps: bool, hint: str = "") -> Transcript | None:
         quick = getattr(self._transcriber, "transcribe_quick", None)
         if quick is None:
             return self._transcriber.transcribe(audio, word_timestamps=word_timestamps)
+        if hint:
+            return quick(audio, word_timestamps=word_timestamps, hint=hint)
         return quick(audio, word_timestamps=word_timestamps)
 
     def _post_partial(self, audio: np.ndarray, text: str, start: int) -> None:
@@ -345,10 +381,11 @@ class StreamingRecognizer:
                 if self._segment_start != job or not self._chunks:
                     return
                 audio = self._joined()
+                hint = self._hint if len(audio) <= self._hint_samples else ""
             if len(audio) < SAMPLE_RATE // 4:
                 return
             began = time.perf_counter()
-            transcript = self._quick(audio, word_timestamps=False)
+            transcript = self._quick(audio, word_timestamps=False, hint=hint)
             log.debug("partial of %.2f s audio in %.0f ms: %r", len(audio) / SAMPLE_RATE,
                       (time.perf_counter() - began) * 1000, transcript and transcript.text)
             if transcript is not None and transcript.text:

@@ -175,6 +175,7 @@ class SpeechPipeline:
         self.voice_profile = speaker_profile if speaker_profile is not None else (
             SpeakerProfile(default_embedder()) if settings.conversation.voice_matching else None)
         self._overlap_segments: set[int] = set()  # start samples of segments that began over Venus's voice
+        self._overlap_hint = ""  # words whisper should expect in speech over Venus's voice (set_overlap_hint)
         self._voice_scores: dict[int, float | None] = {}  # segment start -> similarity (ASR worker only)
         self._enroll_audio: np.ndarray | None = None
         self.recognizer = StreamingRecognizer(transcriber or make_transcriber(settings), self._post_partial,
@@ -227,6 +228,10 @@ class SpeechPipeline:
         self._handles[turn_id] = turn
         self._turns.put((turn, text_chunks, self._generation))
         return turn
+
+    def set_overlap_hint(self, hint: str) -> None:
+        """Words to prime the ASR with for speech heard over Venus's voice (names of people in the room)."""
+        self._overlap_hint = hint
 
     def stop(self) -> None:
         """Silence the output now (short fade) and drop every clause not yet played."""
@@ -366,8 +371,12 @@ class SpeechPipeline:
                 overlapping = self.frontend.guard.active if self.frontend.guard else self.player.speaking
                 if overlapping:
                     self._overlap_segments.add(start)
-                self.recognizer.begin(start, self._recent.since(start), partial_interval_ms=(
-                    self.settings.asr.overlap_partial_interval_ms if overlapping else None))
+                asr = self.settings.asr
+                self.recognizer.begin(
+                    start, self._recent.since(start),
+                    partial_interval_ms=asr.overlap_partial_interval_ms if overlapping else None,
+                    first_partial_ms=asr.overlap_first_partial_ms if overlapping else None,
+                    hint=self._overlap_hint if overlapping else "")
                 self.timeline.append(UserSpeechStart(start_ms=self._ms(start), overlapping_assistant=overlapping))
             else:
                 if self._speech_open and not fed:

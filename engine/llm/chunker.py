@@ -19,7 +19,10 @@ class ChunkerOptions:
     min_clause_words: int = 4  # a comma/semicolon cut only after this many words (avoids "Well," alone)
     first_clause_words: int = 2  # the first chunk of a turn may be this short, to start speaking early
     max_words: int = 24  # cut at the last space once a chunk reaches this many words
-    first_max_words: int = 5  # ...and the first chunk at this many: speech starts before a long sentence ends
+    # ...and the first chunk at this many, so speech starts before a long sentence ends; each later chunk may be
+    # twice as long as the one before (3, 6, 12, 24 words): a short chunk plays before the next is synthesized
+    # (Piper takes ~35 ms per word on one thread, the LLM writes a word in ~30 ms, a word plays for ~350 ms)
+    first_max_words: int = 3
 
     def __post_init__(self) -> None:
         if self.min_clause_words < 1 or self.first_clause_words < 1:
@@ -72,7 +75,7 @@ class ClauseChunker:
                 return end
             if last in _CLAUSE_END and words >= min_clause:
                 return end
-            if words >= (self.options.first_max_words if self._emitted == 0 else self.options.max_words):
+            if words >= min(self.options.max_words, self.options.first_max_words << min(self._emitted, 8)):
                 return end
         return None
 

@@ -61,6 +61,8 @@ class LlamaBackend:
         cparams.n_ubatch = options.n_batch
         cparams.n_threads = self.n_threads
         cparams.n_threads_batch = self.n_threads
+        self._threads_now = self._threads_wanted = self.n_threads  # see use_threads()
+        self.steps_by_threads: dict[int, int] = {}  # llama_decode calls per thread count (benchmarks, tests)
         # a second sequence, in the same cache, to evaluate a spliced middle at positions before the kept
         # suffix (llama.cpp wants each sequence's new positions to follow its last one); see splice()
         cparams.n_seq_max = 2
@@ -417,8 +419,30 @@ class LlamaBackend:
         finally:
             llama_cpp.llama_set_abort_callback(self._ctx.ctx, llama_cpp.ggml_abort_callback(), None)
 
+    def use_threads(self, n_threads: int | None) -> None:
+        """Decode with `n_threads` from the next step on (None: the configured count again); any thread.
+
+        For CPU sharing: the runtime lends the LLM every core while nothing else needs one (the user's turn
+        ended and the voice has nothing to synthesize yet) and takes them back when the ASR or the voice does.
+        """
+        self._threads_wanted = self.n_threads if n_threads is None else max(1, int(n_threads))
+
+    @property
+    def threads_in_use(self) -> int:
+        """The thread count the last decode step ran with."""
+        return self._threads_now
+
+    def _apply_threads(self) -> None:
+        # before each llama_decode call, on the worker thread: where a thread count may change safely
+        wanted = self._threads_wanted
+        if wanted != self._threads_now:
+            llama_cpp.llama_set_n_threads(self._ctx.ctx, wanted, wanted)
+            self._threads_now = wanted
+        self.steps_by_threads[wanted] = self.steps_by_threads.get(wanted, 0) + 1
+
     def _decode(self, chunk: Sequence[int], *, seq: int = 0, pos: int | None = None) -> None:
         """Evaluate `chunk` after the cache (sequence 0), or into sequence `seq` from position `pos`."""
+        self._apply_threads()
         n_past = len(self._evaluated) if pos is None else pos
         batch = self._batch.batch
         batch.n_tokens = len(chunk)
@@ -533,6 +557,7 @@ class LlamaBackend:
                 batch.seq_id[0][0] = 0
                 batch.n_seq_id[0] = 1
                 batch.logits[0] = True
+                self._apply_threads()
                 rc = llama_cpp.llama_decode(ctx, batch)
                 if rc != 0:
                     llama_cpp.llama_memory_seq_rm(self._ctx.memory, 0, pos, -1)

@@ -111,3 +111,30 @@ def addressee_cues(words: str, speaking_text: str = "", topic_text: str = "") ->
         to_other += 0.3
         reasons.append("asks the listener about their own doings")
     return AddresseeCues(min(1.0, to_assistant), min(1.0, to_other), tuple(reasons))
+
+
+# "my wife Anna", "my son's name is Tom", "my roommate, Jake": the people the user lives or works with
+_MENTION = re.compile(
+    r"\b(?i:my) (?i:wife|husband|partner|son|daughter|kid|boy|girl|brother|sister|mom|mum|mother|dad|father|friend|"
+    r"roommate|flatmate|colleague|boss|neighbou?r|boyfriend|girlfriend|fianc[eé]e?|grandma|grandpa|aunt|uncle|"
+    r"cousin|baby|nephew|niece)(?i:'s name is| is called| is named| named| called|,)? ([A-Z][a-z]+)\b")
+_NOT_A_NAME = frozenset({"I", "Is", "And", "But", "So", "The", "Will", "Can", "Has", "Was", "Who", "Just"})
+
+
+def names_mentioned(text: str) -> list[str]:
+    """Names the user gave the people around them ("my wife Anna and my son Tom" -> ["Anna", "Tom"])."""
+    return [m.group(1) for m in _MENTION.finditer(text) if m.group(1) not in _NOT_A_NAME]
+
+
+# Words for the people in a home that speech aimed at them opens with; they prime whisper for the first word
+# of speech over Venus's voice (see StreamingRecognizer.begin), which it otherwise hears as a common word.
+HINT_VOCATIVES = ("Mom", "Dad", "honey", "kids", "guys")
+
+
+def overlap_hint(names: tuple[str, ...] | list[str] = ()) -> str:
+    """The ASR hint for speech over Venus: the household vocatives and the names of people the user knows."""
+    seen: list[str] = []
+    for word in (*HINT_VOCATIVES, *names):
+        if word.strip() and word.lower() not in {w.lower() for w in seen}:
+            seen.append(word.strip())
+    return ", ".join(seen[:24]) + "."

@@ -222,11 +222,12 @@ class OverlapPolicy:
         vocatives = {m.group(1) for m in (_VOCATIVE_START.search(f.words), _VOCATIVE_END.search(f.words)) if m}
         other_named = any(v.lower() != name and v.lower() not in _NOT_NAMES for v in vocatives)
         other_named |= bool(phrases & OTHER_VOCATIVES) or any(n.lower() in tokens for n in context.other_names)
+        known = GIVEN_NAMES | {n.lower() for n in context.other_names}
         first = _FIRST_WORD.match(f.words)  # "Mike did you..." (whisper drops the vocative's comma)
-        other_named |= bool(first) and first.group(1).lower() in GIVEN_NAMES and first.group(1).lower() != name \
+        other_named |= bool(first) and first.group(1).lower() in known and first.group(1).lower() != name \
             and len(tokens) > 1
         lone = _LONE_WORD.fullmatch(f.words) if not f.is_final and f.speech_active else None
-        lone_name = bool(lone) and lone.group(1).lower() in GIVEN_NAMES and lone.group(1).lower() != name
+        lone_name = bool(lone) and lone.group(1).lower() in known and lone.group(1).lower() != name
         measured = f.loudness_db is not None and f.loudness_db >= o.plausible_level_db
         loud = 1 / (1 + math.exp(-(f.loudness_db - o.background_level_db) / 2)) if measured else 0.5
         return {
@@ -262,8 +263,12 @@ class OverlapPolicy:
         if s["assistant_named"]:
             return verdict(OverlapKind.INTERRUPTION, f"the user said the assistant's name ({context.assistant_name})")
         # the voice cue is weak (see speaker.py): it does not outvote a stop cue or a request at user level
-        not_user = (f.speaker_similarity is not None and f.speaker_similarity < o.same_speaker_threshold
-                    and f.elapsed_ms >= o.min_speaker_ms and not (s["stop_cue"] or s["request"]))
+        other_voice = (f.speaker_similarity is not None and f.speaker_similarity < o.same_speaker_threshold
+                       and f.elapsed_ms >= o.min_speaker_ms)
+        # ...except while the user talks with someone in the room: then another voice is that person
+        # answering the user ("Okay, sorry!" from the kids), not a guest stopping Venus
+        side_talk = context.side_conversation or context.follows == OverlapKind.OTHER_ADDRESSEE
+        not_user = other_voice and (side_talk or not (s["stop_cue"] or s["request"]))
         quiet = f.loudness_db is not None and o.plausible_level_db <= f.loudness_db < o.background_level_db
         if quiet and not not_user and s["words"] and f.speaker_similarity is not None \
                 and f.speaker_similarity >= o.user_voice_threshold and (s["stop_cue"] or s["request"]):
@@ -271,7 +276,8 @@ class OverlapPolicy:
         if quiet and self._claims_despite_level(f, s):
             quiet = False
         if not_user or quiet:
-            why = "a voice unlike the enrolled user's" if not_user else f"{f.loudness_db:.0f} dB below the user's level"
+            why = f"{f.loudness_db:.0f} dB below the user's level" if not not_user else \
+                "the person the user is talking to answers" if side_talk else "a voice unlike the enrolled user's"
             # quiet alone is judged before any words: the words and the voice may still show it is the user
             return verdict(OverlapKind.BACKGROUND, f"background speech: {why}",
                            provisional=quiet and not not_user and f.speech_active and not f.is_final)
@@ -363,10 +369,24 @@ class OverlapPolicy:
         opens_with_stop = bool(_phrases(_tokens(f.words)[:2]) & STOP_CUES)
         return not other_voice and (opens_with_stop or bool(s["assistant_named"]))
 
+    def _renamed(self, earlier: OverlapVerdict, features: OverlapFeatures,
+                 context: ConversationContext | None) -> OverlapVerdict:
+        # A name heard in an early partial may be whisper's guess (primed with names, it heard "Hang on" as
+        # "Honey on."): once the words hold no name any more and open with a stop cue, or name the assistant,
+        # the user was talking to Venus after all.
+        later = self.decide(features, context)
+        opens_with_stop = bool(_phrases(_tokens(features.words)[:2]) & STOP_CUES)
+        if later.stop and not later.named and (opens_with_stop or later.scores.get("assistant_named")):
+            return OverlapVerdict(later.kind, f"revised (stop): the name was misheard: {later.reason}", later.scores,
+                                  later.provisional, features.elapsed_ms)
+        return earlier
+
     def review(self, earlier: OverlapVerdict, features: OverlapFeatures,
                context: ConversationContext | None = None) -> OverlapVerdict:
         """Re-judge a provisional verdict once words arrive; a changed kind means stop, or resume the answer."""
         if not earlier.provisional:
+            if earlier.kind == OverlapKind.OTHER_ADDRESSEE and earlier.named and features.speech_active:
+                return self._renamed(earlier, features, context)
             return earlier
         later = self.decide(features, context)
         if later.kind is None:

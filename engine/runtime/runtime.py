@@ -21,6 +21,9 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any
 
+import psutil
+
+from engine.runtime.addressee import names_mentioned, overlap_hint
 from engine.runtime.mouth import Mouth, Utterance
 from engine.runtime.overlap import (
     ConversationContext,
@@ -55,12 +58,21 @@ class RuntimeOptions:
     """Timings of the foreground loop."""
 
     tick_ms: int = 20  # how often silence, overlap deadlines and delivery gaps are checked
+    # from the end of the user's turn to Venus's first clause, nothing else needs the CPU (the final is in, the
+    # voice waits for words): the LLM decodes with this many threads then (0 = every physical core, 1 = off)
+    answer_start_threads: int = 0
     proactive_gap_ms: int = 1500  # quiet this long (user and Venus) before a background result is spoken
     resume_gap_ms: int = 300  # after a false interruption, wait this long before resuming the answer
     # While speech over Venus is judged, pause the answer's decoding (it runs seconds ahead of the voice) so
     # whisper has the CPU: on 2 cores the words, and with them the verdict, come sooner.
     hold_answer_during_overlap: bool = True
-    min_overlap_level_blocks: int = 5  # 50 ms level blocks of overlapping speech before its loudness counts
+    # 50 ms level blocks of overlapping speech before its loudness counts: 250 ms read the user's "Stop," at
+    # -22..-26 dB (its long "s" and the closure of the "t"), which resumed Venus for a moment before the words
+    min_overlap_level_blocks: int = 8
+    # while Venus is paused on a provisional stop, two agreeing partials resume it only when they hold this many
+    # words ("Can you get me?" and "that will be done." were early garbles of interruptions); a name or a
+    # level/voice cue resumes it at once
+    resume_min_words: int = 5
     heard_wait_s: float = 0.5  # after stop(), how long to wait for the cut clause's heard-word report
     final_wait_ms: int = 8000  # a final transcript later than this is given up on (the turn ends without it)
     acknowledge_replies: bool = True  # say "Okay." after a spoken yes / no / cancel aimed at a task
@@ -70,6 +82,8 @@ class RuntimeOptions:
     def __post_init__(self) -> None:
         if self.tick_ms < 1 or self.proactive_gap_ms < 0 or self.resume_gap_ms < 0 or self.final_wait_ms < 0:
             raise ValueError("RuntimeOptions: tick_ms must be >= 1 and the gaps >= 0")
+        if self.answer_start_threads < 0:
+            raise ValueError(f"answer_start_threads must be >= 0, got {self.answer_start_threads}")
 
 
 class _TurnRef:
@@ -145,6 +159,8 @@ class Runtime:
         self._awaiting_final = False
         self._reply: str | None = None  # a yes/no/cancel the harness took from this turn
         self._last_request = ""  # the user's last turn: the topic Venus is talking about
+        # people around the user: from settings, and named in what the user said ("my wife Anna")
+        self._other_names: list[str] = [n.strip() for n in conv.household_names if n.strip()]
         self._claimed_floor = False  # the current user turn interrupted Venus (so it is addressed to her)
         self._speaking_clause: tuple[str, str] = ("", "")  # (turn id, text) of the last clause Venus spoke
         # Venus's current turn
@@ -176,10 +192,24 @@ class Runtime:
     def start(self) -> Runtime:
         """Start the loop thread; returns self."""
         self.timeline.append(ev.RuntimeState(state=self.state))
+        self._prime_asr()
         # Evaluate the system prompt (persona, tools) now, while the user is still speaking, not after.
         self._llm_jobs.submit(self._prefill)
         self._thread.start()
         return self
+
+    def _prime_asr(self) -> None:
+        set_hint = getattr(self.mouth, "set_overlap_hint", None)
+        if set_hint is not None:
+            set_hint(overlap_hint(self._other_names))
+
+    def _learn_names(self, text: str) -> None:
+        known = {n.lower() for n in self._other_names}
+        new = [n for n in names_mentioned(text) if n.lower() not in known
+               and n.lower() != self.settings.conversation.assistant_name.lower()]
+        if new:
+            self._other_names.extend(new)
+            self._prime_asr()
 
     def _prefill(self, partial: bool = False) -> None:
         try:
@@ -278,8 +308,10 @@ class Runtime:
             self._speaking_clause = (event.turn_id, event.planned_text)  # for the overlap policy, no rescans
         if event.kind not in _WATCHED:
             return
-        if isinstance(event, ev.UserSpeechStart) and not self._muted and self.mouth.speaking:
-            self.mouth.duck()
+        if isinstance(event, ev.UserSpeechStart):
+            self._lend_cores(False)  # the ASR needs its core back at once
+            if not self._muted and self.mouth.speaking:
+                self.mouth.duck()
         if not isinstance(event, ev.VideoObservation):
             self._idle.clear()
         self._inbox.put(("event", event))
@@ -454,7 +486,8 @@ class Runtime:
 
     def _tick(self) -> None:
         now = self._now()
-        if self._overlap is not None and (self._overlap.verdict is None or self._overlap.verdict.provisional):
+        if self._overlap is not None and (self._overlap.verdict is None or self._overlap.verdict.provisional
+                                          or _reviewable(self._overlap.verdict)):
             self._judge_overlap(final=False)
         self._share_cpu()
         if self.state in (State.USER_SPEAKING, State.YIELDING) and not self._segment_open:
@@ -500,6 +533,7 @@ class Runtime:
         follows = previous[0] if previous is not None and self._now() - previous[1] <= self.options.follow_ms else None
         return ConversationContext(assistant_name=conv.assistant_name, speaking_text=speaking,
                                    user_name=conv.user_name, topic_text=self._last_request,
+                                   other_names=tuple(self._other_names),
                                    side_conversation=self._now() < self._side_conversation_until, follows=follows)
 
     def _relative_loudness(self, overlap: _Overlap) -> float | None:
@@ -545,7 +579,8 @@ class Runtime:
             return
         if final:
             self._review(overlap, features, context, final=True)
-        elif overlap.verdict.provisional and (features.words or not features.speech_active) \
+        elif (overlap.verdict.provisional or _reviewable(overlap.verdict)) \
+                and (features.words or not features.speech_active) \
                 and features.words != overlap.reviewed_words:
             overlap.reviewed_words = features.words  # new partial words: a provisional verdict is re-judged
             self._review(overlap, features, context, final=False)
@@ -609,7 +644,8 @@ class Runtime:
             # speaks, a held answer goes on only on a name or background cues, or when two partials agree.
             overlap.resume_votes += 1
             settled = review.named or review.kind == ev.OverlapKind.BACKGROUND  # a name, or a level/voice cue
-            if not (final or not features.speech_active or settled or overlap.resume_votes >= 2):
+            agreed = overlap.resume_votes >= 2 and review.scores.get("words", 0) >= self.options.resume_min_words
+            if not (final or not features.speech_active or settled or agreed):
                 return
         elif overlap.held:
             overlap.resume_votes = 0
@@ -659,6 +695,7 @@ class Runtime:
 
     def _end_user_turn(self, *, typed: bool = False) -> None:
         self._last_request = " ".join(self._user_text) or self._last_request
+        self._learn_names(" ".join(self._user_text))
         reply = self._reply
         self._user_text, self._partial, self._silence_since, self._reply = [], "", None, None
         self._awaiting_final, self._segment_open = False, False
@@ -679,7 +716,18 @@ class Runtime:
         ref = _TurnRef(uuid.uuid4().hex[:12], from_llm=True)
         self._turn = ref
         self._to(State.THINKING)
+        if not self._segment_open:
+            self._lend_cores(True)
         self._llm_jobs.submit(self._run_turn, ref, actions)
+
+    def _lend_cores(self, lend: bool) -> None:
+        # The decision and the first words get every core; the ASR (the user speaks again) and the voice (its
+        # first clause is ready) take theirs back. Two threads cut the first clause's wait by ~1/3 here.
+        use = getattr(getattr(self.conversation, "backend", None), "use_threads", None)
+        if use is None:
+            return
+        n = self.options.answer_start_threads or psutil.cpu_count(logical=False) or 1
+        use(n if lend and n > 1 else None)
 
     def _run_turn(self, ref: _TurnRef, actions: Sequence[ev.Action] | None) -> None:
         # LLM worker: start the turn, hand its clauses to the voice, and wait until they were played.
@@ -706,7 +754,9 @@ class Runtime:
             self.harness.submit(decision.tool, decision.arguments, turn_id=turn.turn_id)
         for chunk in turn.chunks():
             if chunk.strip():
+                self._lend_cores(False)  # the voice synthesizes from here on, beside the LLM
                 yield chunk.strip()
+        self._lend_cores(False)
 
     def _say(self, text: str) -> None:
         """Speak a fixed sentence (reminders, acknowledgements); it joins the context as an assistant turn."""
@@ -818,6 +868,12 @@ class _Clauses:
 
     def __iter__(self) -> Iterator[str]:
         return self._chunks
+
+
+def _reviewable(verdict: OverlapVerdict) -> bool:
+    # a settled "talking to someone else" that rests on a name is still checked against later words: the
+    # name may have been misheard (OverlapPolicy.review)
+    return verdict.kind == ev.OverlapKind.OTHER_ADDRESSEE and verdict.named
 
 
 def _confirmation_text(event: ev.ConfirmationRequested) -> str:
