@@ -324,12 +324,62 @@ def bench_first_token_paths(path: str) -> dict[str, float]:
                 first_token[name].append(first_seen[turn.turn_id] - started)
     for _timeline, conv in runs.values():
         conv.backend.close()
-    medians = {name: statistics.median(values) for name, values in first_token.items() if values}
-    base = medians["grammar"]
+    return _report_medians(first_token, "grammar", "time to first token, decision by")
+
+
+def _report_medians(samples: dict[str, list[float]], base_name: str, label: str) -> dict[str, float]:
+    """Print each variant's median and its ratio to `base_name`'s; return the medians."""
+    medians = {name: statistics.median(values) for name, values in samples.items() if values}
+    base = medians[base_name]
     for name, value in medians.items():
-        print(f"time to first token, decision by {name:15s}: median {value * 1000:4.0f} ms  "
-              f"(ratio to grammar {value / base:.2f}, {len(first_token[name])} turns)")
+        print(f"{label} {name:18s}: median {value * 1000:4.0f} ms  (ratio to {base_name}: {value / base:.2f}, "
+              f"{len(samples[name])} turns)")
     return medians
+
+
+def bench_answer_start(path: str) -> dict[str, float]:
+    """Time from the end of the user's turn to Venus's first clause (what the voice waits for), four ways.
+
+    first clause 5 words or 3 (ChunkerOptions.first_max_words), and the decision plus the first words on one
+    thread or on every core (what the runtime lends the LLM until the voice takes the first clause; the rest
+    of the answer goes back to one thread). Same questions, the variants alternated turn by turn.
+    """
+    import psutil
+
+    from engine.llm.chunker import ChunkerOptions
+
+    cores = psutil.cpu_count(logical=False) or 1
+    variants = {"5 words, 1 thread": (5, 1), "3 words, 1 thread": (3, 1), f"5 words, {cores} threads": (5, cores),
+                f"3 words, {cores} threads": (3, cores)}
+    backend = LlamaBackend(LlamaOptions(model_path=path, n_ctx=4096, n_batch=256, n_threads=THREADS))
+    runs = {}
+    for name, (words, _threads) in variants.items():
+        timeline = Timeline()
+        options = ConversationOptions(
+            render=RenderOptions(system_prompt="You are Venus, a friendly voice assistant. Answer briefly."),
+            answer=GenerateRequest(max_tokens=24, temperature=0.0), n_ctx=4096,
+            chunker=ChunkerOptions(first_max_words=words))
+        runs[name] = (timeline, Conversation(timeline, backend, options))
+    questions = ["Where do bees sleep?", "What is a good book for a train ride?", "Why do cats purr?",
+                 "How do I fix a squeaky door?", "What is the tallest tree?", "Can you recommend a film?",
+                 "How do clouds form?", "What is a haiku?", "Who wrote Hamlet?", "How far is the moon?"]
+    waits: dict[str, list[float]] = {name: [] for name in variants}
+    for question in questions:
+        for name, (timeline, conv) in runs.items():
+            threads = variants[name][1]
+            timeline.append(ev.UserText(text=question))
+            conv.sync()  # one shared backend: each context, with the user's words, is in the cache before the clock
+            backend.use_threads(threads if threads > 1 else None)
+            started = time.perf_counter()
+            turn = conv.respond(actions=[ev.Action.RESPOND])
+            first = next(iter(turn.chunks()), None)
+            waited = time.perf_counter() - started
+            backend.use_threads(None)  # the voice takes its core
+            turn.wait(120)
+            if first:
+                waits[name].append(waited)
+    backend.close()
+    return _report_medians(waits, "5 words, 1 thread", "end of the user's turn -> first clause,")
 
 
 def main() -> int:
@@ -346,6 +396,7 @@ def main() -> int:
         bench_append_cost(str(gemma))
     bench_rollback_and_first_token(path)
     bench_first_token_paths(path)
+    bench_answer_start(path)
     return 0
 
 

@@ -311,3 +311,19 @@ def test_a_misheard_name_gives_way_to_a_stop_cue_that_replaces_it() -> None:
     assert kept is named
     assert policy.review(named, OverlapFeatures(elapsed_ms=1500, words="the pasta, stop it boiling", **USER),
                          SPEAKING) is named
+
+
+def test_speech_just_after_venus_began_goes_on_with_the_users_turn() -> None:
+    # Venus took "I'd like to book a table for" for a whole turn; 500 ms into its answer the user goes on
+    just_began = ConversationContext(speaking_text="I'm sorry,", answer_age_ms=500)
+    verdict = decide("for people to hide.", elapsed=1100, context=just_began)
+    assert verdict.stop and "goes on with their turn" in verdict.reason
+    # a backchannel, a name called out, or quiet speech at that moment are not a continuation
+    assert not decide("Okay.", elapsed=700, active=False, context=just_began).stop
+    assert decide("John, can you grab the mail?", elapsed=1100, context=just_began).kind == \
+        OverlapKind.OTHER_ADDRESSEE
+    assert decide("for people to hide.", elapsed=1100, context=just_began, loudness_db=-18.0,
+                  speaker_similarity=None).kind == OverlapKind.BACKGROUND
+    # two seconds into the answer the same words are judged on their own
+    later = ConversationContext(speaking_text="I'm sorry,", answer_age_ms=2000)
+    assert not decide("for people to hide.", elapsed=1100, context=later).stop

@@ -79,6 +79,9 @@ class OverlapOptions:
     # with less mean word confidence than this, is a sound it could not make out ("mm-hmm" -> "and then
     # them."), not words that claim the floor. Sure short turns ("Sorry, can you...") score 0.9 and more.
     unsure_words_confidence: float = 0.75
+    # the user's own speech this soon after Venus began answering goes on with the user's turn (Venus took a
+    # mid-sentence pause for its end: "I'd like to book a table for ... four people tonight")
+    continuation_ms: int = 1200
 
     def __post_init__(self) -> None:
         if not 50 <= self.deadline_ms <= 2000:
@@ -146,6 +149,9 @@ class ConversationContext:
     # the previous overlap, which ended moments ago, was judged this kind (one that did not claim the floor):
     # a burst right after it, before any words, is most likely more of the same ("John," then "can you...")
     follows: OverlapKind | None = None
+    # how long Venus's answer had been playing when the overlap began (None: unknown); speech a moment after
+    # Venus started is the user going on with a turn Venus thought was over
+    answer_age_ms: int | None = None
 
 
 @dataclass(frozen=True)
@@ -319,6 +325,10 @@ class OverlapPolicy:
                 and f.word_confidence is not None and f.word_confidence < o.unsure_words_confidence:
             return verdict(OverlapKind.BACKCHANNEL, f"a short sound whisper could not make out ({duration} ms, "
                            f"word confidence {f.word_confidence:.2f}): {f.words!r}")
+        if context.answer_age_ms is not None and 0 <= context.answer_age_ms < o.continuation_ms \
+                and s["words"] * (1.0 - s["backchannel"]) >= 1 and f.facing_screen is not False:
+            return verdict(OverlapKind.INTERRUPTION, f"the user goes on with their turn (Venus had begun "
+                           f"{context.answer_age_ms} ms before): {f.words!r}")
         if f.facing_screen is False and not s["request"]:
             return verdict(OverlapKind.OTHER_ADDRESSEE, "the user looks away from the screen")
         cues = addressee_cues(f.words, context.speaking_text, context.topic_text)

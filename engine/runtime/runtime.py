@@ -161,6 +161,7 @@ class Runtime:
         self._last_request = ""  # the user's last turn: the topic Venus is talking about
         # people around the user: from settings, and named in what the user said ("my wife Anna")
         self._other_names: list[str] = [n.strip() for n in conv.household_names if n.strip()]
+        self._speaking_since = -1  # when Venus's current answer began to play
         self._claimed_floor = False  # the current user turn interrupted Venus (so it is addressed to her)
         self._speaking_clause: tuple[str, str] = ("", "")  # (turn id, text) of the last clause Venus spoke
         # Venus's current turn
@@ -338,6 +339,8 @@ class Runtime:
     def _to(self, state: State) -> None:
         if state != self.state:
             previous, self.state = self.state, state
+            if state == State.SPEAKING:
+                self._speaking_since = self._now()
             self.timeline.append(ev.RuntimeState(state=state, previous=previous))
 
     def _now(self) -> int:
@@ -531,9 +534,12 @@ class Runtime:
         speaking = clause if self._turn is not None and turn_id == self._turn.turn_id else ""
         previous = self._previous_overlap
         follows = previous[0] if previous is not None and self._now() - previous[1] <= self.options.follow_ms else None
+        overlap = self._overlap
+        answer_age = overlap.onset_ms - self._speaking_since if overlap is not None and self._speaking_since >= 0 \
+            and self.state == State.SPEAKING else None
         return ConversationContext(assistant_name=conv.assistant_name, speaking_text=speaking,
                                    user_name=conv.user_name, topic_text=self._last_request,
-                                   other_names=tuple(self._other_names),
+                                   other_names=tuple(self._other_names), answer_age_ms=answer_age,
                                    side_conversation=self._now() < self._side_conversation_until, follows=follows)
 
     def _relative_loudness(self, overlap: _Overlap) -> float | None:
