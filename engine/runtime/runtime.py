@@ -70,8 +70,8 @@ class RuntimeOptions:
     # -22..-26 dB (its long "s" and the closure of the "t"), which resumed Venus for a moment before the words
     min_overlap_level_blocks: int = 8
     # while Venus is paused on a provisional stop, two agreeing partials resume it only when they hold this many
-    # words ("Can you get me?" and "that will be done." were early garbles of interruptions); a name or a
-    # level/voice cue resumes it at once
+    # words ("Can you get me?" and "that will be done." were early garbles of interruptions); a name, a
+    # level/voice cue or backchannel words resume it at once
     resume_min_words: int = 5
     heard_wait_s: float = 0.5  # after stop(), how long to wait for the cut clause's heard-word report
     final_wait_ms: int = 8000  # a final transcript later than this is given up on (the turn ends without it)
@@ -649,7 +649,9 @@ class Runtime:
             # Early partials are often garbled ("hold on" heard as "that will not."): while the user still
             # speaks, a held answer goes on only on a name or background cues, or when two partials agree.
             overlap.resume_votes += 1
-            settled = review.named or review.kind == ev.OverlapKind.BACKGROUND  # a name, or a level/voice cue
+            # a name, a level/voice cue, or words that are all backchannel ("Oh, wow.") settle it at once
+            settled = review.named or review.kind == ev.OverlapKind.BACKGROUND or (
+                review.kind == ev.OverlapKind.BACKCHANNEL and review.scores.get("backchannel", 0) >= 0.99)
             agreed = overlap.resume_votes >= 2 and review.scores.get("words", 0) >= self.options.resume_min_words
             if not (final or not features.speech_active or settled or agreed):
                 return
