@@ -79,6 +79,12 @@ class SectionForm(QWidget):
             return spin
         if annotation is str:
             return QLineEdit()
+        extra = info.json_schema_extra if isinstance(info.json_schema_extra, dict) else {}
+        if annotation == list[str] and extra.get("comma_list"):  # a short list (names), in one line
+            edit = QLineEdit()
+            edit.setProperty("comma_list", True)
+            edit.setPlaceholderText("comma-separated")
+            return edit
         return None
 
     def set_values(self, section: BaseModel) -> None:
@@ -94,6 +100,8 @@ class SectionForm(QWidget):
                 editor.setCurrentText(text)
             elif isinstance(editor, QSpinBox | QDoubleSpinBox):
                 editor.setValue(value)
+            elif isinstance(editor, QLineEdit) and editor.property("comma_list"):
+                editor.setText(", ".join(value))
             elif isinstance(editor, QLineEdit):
                 editor.setText(str(value))
 
@@ -110,6 +118,8 @@ class SectionForm(QWidget):
                 raw[name] = editor.currentText()
             elif isinstance(editor, QSpinBox | QDoubleSpinBox):
                 raw[name] = editor.value()
+            elif isinstance(editor, QLineEdit) and editor.property("comma_list"):
+                raw[name] = [part.strip() for part in editor.text().split(",") if part.strip()]
             elif isinstance(editor, QLineEdit):
                 raw[name] = editor.text()
         return raw

@@ -124,7 +124,7 @@ class ConversationSettings(_Section):
     voice_matching: bool = True
     # people the user lives or works with ("Anna", "Tom"): speech over Venus that calls one of them is for
     # them, and whisper is primed to hear their names (it hears "Dad" as "bad" without a hint)
-    household_names: list[str] = Field(default_factory=list)
+    household_names: list[str] = Field(default_factory=list, json_schema_extra={"comma_list": True})
 
 
 class ToolPermission(_Section):

@@ -51,6 +51,7 @@ def test_settings_round_trip_to_disk(qtbot, dialog, tmp_path):
     forms["llm"].editors["n_ctx"].setValue(8192)
     forms["llm"].editors["temperature"].setValue(0.2)
     forms["conversation"].editors["assistant_name"].setText("Vega")
+    forms["conversation"].editors["household_names"].setText("Anna,  Tom , ")
     forms["ui"].editors["theme"].setCurrentText("dark")
     forms["tts"].editors["rate"].setValue(1.25)
     forms["camera"].editors["enabled"].setChecked(True)
@@ -66,6 +67,7 @@ def test_settings_round_trip_to_disk(qtbot, dialog, tmp_path):
     assert s == saved.args[0]
     assert (s.llm.n_ctx, s.llm.temperature, s.conversation.assistant_name, s.ui.theme) == (8192, 0.2, "Vega", "dark")
     assert (s.tts.rate, s.camera.enabled, s.audio.input_device) == (1.25, True, 3)
+    assert s.conversation.household_names == ["Anna", "Tom"]
     assert s.harness.permissions == {"delete_files": "ask"} and s.harness.allowed_folders == [str(tmp_path)]
     assert s.harness.mcp_servers["files"]["args"] == ["--root", "/tmp"]
     assert s.llm.top_p == Settings().llm.top_p  # untouched fields keep their values

@@ -6,6 +6,7 @@ from __future__ import annotations
 import pytest
 
 from engine.llm import ChatMessage, Conversation, ConversationOptions, GenerateRequest, RenderOptions
+from engine.llm.conversation import SPOKEN_AVOID
 from engine.timeline import Timeline
 from engine.timeline import events as ev
 
@@ -94,12 +95,12 @@ def test_spoken_answers_carry_no_json_or_markdown(backend):
         timeline.append(ev.UserText(text=text))
         end = conv.respond(actions=[ev.Action.RESPOND]).wait(60)
         assert end is not None and end.text.strip()
-        assert not set(end.text) & set("{}*#"), end.text
+        assert not set(end.text) & set(SPOKEN_AVOID), end.text
 
 
 def test_warm_up_does_the_token_scan_before_the_first_answer(backend):
     conv = Conversation(Timeline(), backend, _options())
     backend._tokens_with_cache.clear()
     conv.warm_up()
-    assert set(backend._tokens_with_cache) == {"{}*#"} and backend._tokens_with_cache["{}*#"]
+    assert set(backend._tokens_with_cache) == {SPOKEN_AVOID} and backend._tokens_with_cache[SPOKEN_AVOID]
     assert backend.cached_tokens == backend.context_tokens(conv.messages())  # and the prompt is evaluated

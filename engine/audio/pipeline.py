@@ -54,6 +54,7 @@ LevelCallback = Callable[[float], None]  # mic level in dBFS after echo cancella
 
 _IDLE_BATCH_S = 0.03  # while nobody speaks, mic blocks are handled about this often instead of every block
 _MAX_BATCH_S = 0.1  # never join more mic audio than this into one step
+_ENROLL_DELAY_S = 1.0  # a user turn is learned for the voice profile this long after its final
 
 
 class _History:
@@ -178,6 +179,7 @@ class SpeechPipeline:
         self._overlap_hint = ""  # words whisper should expect in speech over Venus's voice (set_overlap_hint)
         self._voice_scores: dict[int, float | None] = {}  # segment start -> similarity (ASR worker only)
         self._enroll_audio: np.ndarray | None = None
+        self._profile_lock = threading.Lock()  # enrolment (a timer thread) vs similarity (the ASR worker)
         self.recognizer = StreamingRecognizer(transcriber or make_transcriber(settings), self._post_partial,
                                               self._post_final, partial_interval_ms=settings.asr.partial_interval_ms,
                                               on_audio=self._on_audio if self.voice_profile is not None else None)
@@ -407,7 +409,8 @@ class SpeechPipeline:
         if start_sample in self._overlap_segments:
             if (final or len(audio) >= SAMPLE_RATE) and profile.enrolled:
                 try:
-                    self._voice_scores[start_sample] = profile.similarity(audio)
+                    with self._profile_lock:
+                        self._voice_scores[start_sample] = profile.similarity(audio)
                 except Exception:  # a failing embedder costs the cue, not the words
                     log.exception("speaker similarity failed")
                     self._voice_scores[start_sample] = None
@@ -429,10 +432,20 @@ class SpeechPipeline:
                                       speaker_similarity=similarity))
         enroll, self._enroll_audio = self._enroll_audio, None
         if enroll is not None and transcript.text and self.voice_profile is not None:
-            try:  # after the final is out, so learning the voice never delays the answer
-                self.voice_profile.enroll(enroll)
-            except Exception:
-                log.exception("speaker enrolment failed")
+            # a moment after the final: the answer's decision and first clause run on every core right after
+            # it (the runtime lends the LLM the cores), and learning the voice can wait for them
+            timer = threading.Timer(_ENROLL_DELAY_S, self._enroll, args=(enroll,))
+            timer.daemon = True
+            timer.start()
+
+    def _enroll(self, audio: np.ndarray) -> None:
+        if self._closing.is_set() or self.voice_profile is None:
+            return
+        try:
+            with self._profile_lock:
+                self.voice_profile.enroll(audio)
+        except Exception:
+            log.exception("speaker enrolment failed")
 
     def wait_idle(self, timeout: float = 30.0) -> bool:
         """Block until the mic input has been processed and recognition has caught up (for file sources)."""

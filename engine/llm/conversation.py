@@ -96,9 +96,10 @@ class ConversationOptions:
 
 
 _END = object()
-# Characters a spoken answer never needs: braces (a small model drifts into JSON after its decision line) and
-# markdown emphasis and headings (read aloud as noise).
-SPOKEN_AVOID = "{}*#"
+# Characters a spoken answer never needs: braces (a small model drifts into JSON after its decision line),
+# markdown emphasis and headings (read aloud as noise) and backticks (SmolLM2 ran into endless ``` fences in a
+# benchmark answer, and went silent mid-answer: nothing in them can be spoken).
+SPOKEN_AVOID = "{}*#`"
 
 
 class AssistantTurn:
