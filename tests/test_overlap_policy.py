@@ -327,3 +327,12 @@ def test_speech_just_after_venus_began_goes_on_with_the_users_turn() -> None:
     # two seconds into the answer the same words are judged on their own
     later = ConversationContext(speaking_text="I'm sorry,", answer_age_ms=2000)
     assert not decide("for people to hide.", elapsed=1100, context=later).stop
+
+
+def test_a_short_remark_judged_before_its_final_is_revised_by_a_stop_cue_in_it() -> None:
+    # the VAD closed "Wait," on its own; the partial said "We", the final says "wait."
+    policy = OverlapPolicy()
+    early = policy.decide(OverlapFeatures(elapsed_ms=640, speech_active=False, words="We", **USER), SPEAKING)
+    assert early.kind == OverlapKind.BACKCHANNEL and early.provisional
+    final = OverlapFeatures(elapsed_ms=740, speech_active=False, words="wait.", is_final=True, **USER)
+    assert policy.review(early, final, SPEAKING).stop

@@ -81,6 +81,23 @@ def run_case(settings: Settings, input_wav: Path, output_wav: Path, *, shared: S
     }
 
 
+def warm_up(settings: Settings, shared: Shared) -> None:
+    """Evaluate the system prompt into the shared LLM before the first input plays, as the app does at launch.
+
+    The first conversation would otherwise spend its first seconds on it (~4 s for the default prompt with its
+    tools at one thread) while the user already speaks; later cases find it in the cache.
+    """
+    with tempfile.TemporaryDirectory(prefix="venus-duplex-warm-") as tmp:
+        silent = Path(tmp) / "silence.wav"
+        sf.write(str(silent), np.zeros(OUTPUT_RATE // 2, np.float32), OUTPUT_RATE, subtype="PCM_16")
+        session = open_session(settings, mic=silent, speaker=Path(tmp) / "out.wav", persist=False, shared=shared,
+                               output_rate=OUTPUT_RATE)
+        try:
+            session.runtime.wait_ready(120)
+        finally:
+            session.close()
+
+
 def run_duplex_command(args: argparse.Namespace) -> int:
     """Entry point of `venus duplex`."""
     result = load_settings()
@@ -101,6 +118,7 @@ def run_duplex_command(args: argparse.Namespace) -> int:
         jobs = [(Path(args.input), Path(args.output), Path(args.timeline) if args.timeline else None)]
     shared = load_shared(settings, speech=True)
     try:
+        warm_up(settings, shared)
         for i, (input_wav, output_wav, timeline_path) in enumerate(jobs, 1):
             summary = run_case(settings, input_wav, output_wav, shared=shared, timeline_path=timeline_path,
                                video=args.video, drain_s=args.drain, echo=args.echo)

@@ -313,14 +313,17 @@ class OverlapPolicy:
         closed = f.is_final or not f.speech_active
         asks = s["request"] or f.words.rstrip().endswith("?") or bool(_QUESTION_WORD.search(f.words.lower()))
         if closed and f.elapsed_ms < o.backchannel_max_ms and s["words"] <= 2 and not s["request"]:
-            return verdict(OverlapKind.BACKCHANNEL, f"a short remark that does not claim the floor: {f.words!r}")
+            # before the final, the words are a partial's ("We" for "Wait,"): the final confirms or revises it
+            return verdict(OverlapKind.BACKCHANNEL, f"a short remark that does not claim the floor: {f.words!r}",
+                           provisional=not f.is_final)
         duration = f.duration_ms if f.duration_ms is not None else f.elapsed_ms
         if closed and not f.is_final and duration < o.backchannel_max_ms and s["words"] <= 3 \
                 and s["backchannel"] >= 0.6 and not asks:  # the final's word confidence confirms or revises it
             return verdict(OverlapKind.BACKCHANNEL, f"a short sound mostly made of backchannel words ({duration} ms): "
                            f"{f.words!r}", provisional=True)
         if closed and f.elapsed_ms < o.short_remark_ms and s["words"] <= 3 and not asks:
-            return verdict(OverlapKind.BACKCHANNEL, f"a brief sound ({f.elapsed_ms} ms) that asks nothing: {f.words!r}")
+            return verdict(OverlapKind.BACKCHANNEL, f"a brief sound ({f.elapsed_ms} ms) that asks nothing: {f.words!r}",
+                           provisional=not f.is_final)
         if closed and duration < o.backchannel_max_ms and s["words"] <= 3 and not asks \
                 and f.word_confidence is not None and f.word_confidence < o.unsure_words_confidence:
             return verdict(OverlapKind.BACKCHANNEL, f"a short sound whisper could not make out ({duration} ms, "

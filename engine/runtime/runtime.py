@@ -199,6 +199,14 @@ class Runtime:
         self._thread.start()
         return self
 
+    def wait_ready(self, timeout: float = 120.0) -> bool:
+        """Block until the start-up work on the LLM worker (the system prompt's evaluation) is done."""
+        try:
+            self._llm_jobs.submit(lambda: None).result(timeout=timeout)
+        except TimeoutError:
+            return False
+        return True
+
     def _prime_asr(self) -> None:
         set_hint = getattr(self.mouth, "set_overlap_hint", None)
         if set_hint is not None:
