@@ -198,6 +198,11 @@ def _phrases(tokens: list[str]) -> set[str]:
     return set(tokens) | {" ".join(tokens[i : i + 2]) for i in range(len(tokens) - 1)}
 
 
+def _opens_with_stop(words: str) -> bool:
+    """True when the first two words hold a stop cue ("Hang on, ...", "Wait, ...")."""
+    return bool(_phrases(_tokens(words)[:2]) & STOP_CUES)
+
+
 def backchannel_score(tokens: list[str]) -> float:
     """Share of the words that belong to backchannel phrases (1.0 for "uh-huh", 0.0 for "what time is it")."""
     if not tokens:
@@ -228,7 +233,7 @@ class OverlapPolicy:
         vocatives = {m.group(1) for m in (_VOCATIVE_START.search(f.words), _VOCATIVE_END.search(f.words)) if m}
         other_named = any(v.lower() != name and v.lower() not in _NOT_NAMES for v in vocatives)
         other_named |= bool(phrases & OTHER_VOCATIVES) or any(n.lower() in tokens for n in context.other_names)
-        known = GIVEN_NAMES | {n.lower() for n in context.other_names}
+        known = GIVEN_NAMES | {n.lower() for n in context.other_names} if context.other_names else GIVEN_NAMES
         first = _FIRST_WORD.match(f.words)  # "Mike did you..." (whisper drops the vocative's comma)
         other_named |= bool(first) and first.group(1).lower() in known and first.group(1).lower() != name \
             and len(tokens) > 1
@@ -379,8 +384,7 @@ class OverlapPolicy:
         # someone else's.
         o, voice = self.options, f.speaker_similarity
         other_voice = voice is not None and voice < o.same_speaker_threshold and f.elapsed_ms >= o.min_speaker_ms
-        opens_with_stop = bool(_phrases(_tokens(f.words)[:2]) & STOP_CUES)
-        return not other_voice and (opens_with_stop or bool(s["assistant_named"]))
+        return not other_voice and (_opens_with_stop(f.words) or bool(s["assistant_named"]))
 
     def _renamed(self, earlier: OverlapVerdict, features: OverlapFeatures,
                  context: ConversationContext | None) -> OverlapVerdict:
@@ -388,8 +392,7 @@ class OverlapPolicy:
         # "Honey on."): once the words hold no name any more and open with a stop cue, or name the assistant,
         # the user was talking to Venus after all.
         later = self.decide(features, context)
-        opens_with_stop = bool(_phrases(_tokens(features.words)[:2]) & STOP_CUES)
-        if later.stop and not later.named and (opens_with_stop or later.scores.get("assistant_named")):
+        if later.stop and not later.named and (_opens_with_stop(features.words) or later.scores.get("assistant_named")):
             return OverlapVerdict(later.kind, f"revised (stop): the name was misheard: {later.reason}", later.scores,
                                   later.provisional, features.elapsed_ms)
         return earlier
