@@ -17,6 +17,10 @@ import numpy as np
 from engine.tts import TimedWord
 
 
+_SOUND_LEVEL = 0.01  # sample magnitude (-40 dBFS) above which a clip holds sound, not silence
+_LEAD_IN_S = 0.05  # a resumed clip starts this long before its next sound
+
+
 @dataclass(frozen=True)
 class Clip:
     """One clause to play: audio at the player's rate and its words, in samples from the clip start."""
@@ -78,6 +82,7 @@ class Player:
         self._target_gain = options.volume
         self._pause_requested = False
         self._paused = False
+        self._skip_silence = False  # resume() goes on from the next sound, not through the pause's silence
         self._paused_in_clip = 0  # output samples of silence inserted into the current clip by pauses
         self.reports: queue.SimpleQueue[ClipReport] = queue.SimpleQueue()
         # What was played, for the AEC: a copy of each block, or just its length when it was silent.
@@ -107,6 +112,7 @@ class Player:
         self._pause_requested = False
         if self._paused:
             self._paused = False
+            self._skip_silence = True
             self._gain = 0.0  # ramps up to the target over the next block
 
     @property
@@ -166,6 +172,9 @@ class Player:
             self._position += n
             self.reference.put(n)
             return
+        if self._skip_silence:
+            self._skip_silence = False
+            self._skip_to_sound()
         pausing = self._pause_requested
         if pausing:
             self._pause_requested, self._paused = False, True
@@ -210,6 +219,21 @@ class Player:
         while self._clips:
             self.reports.put(ClipReport(self._clips.popleft(), at, at, True))
         return len(out)  # the rest of this block stays silent
+
+    def _skip_to_sound(self) -> None:
+        # A pause often lands in the silence between words or after a clause's last word (Piper renders ":" and
+        # a paragraph break as half a second of it): resuming through that silence would make the pause seem a
+        # second longer than it was. Go on from just before the next sound of the clip instead.
+        clip = self._current
+        if clip is None:
+            return
+        rest = np.abs(clip.audio[self._offset:])
+        voiced = np.flatnonzero(rest > _SOUND_LEVEL)
+        lead = int(_LEAD_IN_S * self.sample_rate)
+        skip = (int(voiced[0]) - lead) if voiced.size else len(rest)
+        if skip > 0:
+            self._offset += skip
+            self._paused_in_clip -= skip  # the clip advanced without the output: its words keep their times
 
     def _apply_gain(self, out: np.ndarray) -> None:
         if self._gain == self._target_gain:
