@@ -336,3 +336,26 @@ def test_a_short_remark_judged_before_its_final_is_revised_by_a_stop_cue_in_it()
     assert early.kind == OverlapKind.BACKCHANNEL and early.provisional
     final = OverlapFeatures(elapsed_ms=740, speech_active=False, words="wait.", is_final=True, **USER)
     assert policy.review(early, final, SPEAKING).stop
+
+
+def test_the_same_unknown_lone_word_in_two_partials_is_taken_for_a_name_whisper_does_not_know() -> None:
+    # "Tom, turn the oven off" decodes as "Time." and again "Time." before the rest is heard: a name, not a cue
+    once = decide("Time.", elapsed=500)
+    assert once.stop and once.scores["repeated_word"] == 0.0, once.reason
+    twice = decide("Time.", elapsed=750, previous_words="Time.")
+    assert twice.kind == OverlapKind.OTHER_ADDRESSEE and twice.provisional and twice.named, twice.reason
+    # the words that follow decide: a question to the assistant after the word stops Venus
+    policy = OverlapPolicy()
+    first = decide("Paris.", elapsed=750, previous_words="Paris.")
+    assert first.kind == OverlapKind.OTHER_ADDRESSEE, first.reason
+    later = policy.review(first, OverlapFeatures(elapsed_ms=1200, words="Paris. What about Paris?", **USER), SPEAKING)
+    assert later.stop, later.reason
+    # a stop cue cut short changes as more of it is heard ("Back." then "Actually..."): no name there
+    assert decide("Actually...", elapsed=750, previous_words="Back.").stop
+    # nor is the same word twice a name when it is a cue's first word, a backchannel, a question or a request
+    for word in ("Hold.", "Yeah.", "What?", "Tell", "Venus.", "The."):
+        verdict = decide(word, elapsed=750, previous_words=word)
+        assert verdict.scores["repeated_word"] == 0.0 and verdict.kind != OverlapKind.OTHER_ADDRESSEE, word
+    # and a closed segment is judged on its final words, not on the partials before them
+    closed = decide("Time.", elapsed=800, active=False, final=True, previous_words="Time.")
+    assert closed.scores["repeated_word"] == 0.0

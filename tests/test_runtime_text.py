@@ -200,3 +200,34 @@ def test_the_answer_starts_on_every_core_and_gives_them_back_to_the_voice(backen
     assert len(end.text.split()) > 4, end.text  # more than the first clause was written
     assert steps[base + 1] > 0 and steps[base] > 0, steps
     assert backend.threads_in_use == base
+
+
+def test_a_held_answer_goes_on_once_two_partials_agree_on_a_lone_word_that_is_no_cue(backend, wait_until) -> None:
+    # Speech over Venus with no words by the deadline pauses the answer. "Tom, turn the oven off" decodes as
+    # "Time." twice before the rest is heard: once is not enough to go on, twice is (a name whisper does not
+    # know), and the answer resumes without waiting for the rest of the sentence.
+    release = threading.Event()
+    first = threading.Event()
+
+    def slow_reader(turn_id: str, clause: str) -> None:
+        first.set()
+        release.wait(30)
+
+    timeline, runtime, _ = _session(backend, on_clause=slow_reader, with_harness=False, max_tokens=400)
+    try:
+        runtime.send_text("Tell me a long story about a dragon and a knight.")
+        assert first.wait(60)
+        start = timeline.now_ms()
+        timeline.append(ev.UserSpeechStart(start_ms=start, overlapping_assistant=True))
+        assert wait_until(lambda: runtime._overlap is not None and runtime._overlap.held)
+        timeline.append(ev.AsrPartial(text="Time.", segment_start_ms=start))
+        threading.Event().wait(0.3)
+        assert runtime._overlap is not None and runtime._overlap.held  # one lone word: still paused
+        timeline.append(ev.AsrPartial(text="Time.", segment_start_ms=start))
+        assert wait_until(lambda: any(e.verdict == ev.OverlapKind.OTHER_ADDRESSEE and "lone word" in e.reason
+                                      for e in timeline.events(kinds=[ev.Kind.OVERLAP_DECISION])))
+        assert wait_until(lambda: runtime._overlap is not None and not runtime._overlap.held)
+        assert not timeline.events(kinds=[ev.Kind.INTERRUPTION])
+    finally:
+        release.set()
+        runtime.close()

@@ -14,7 +14,7 @@ import math
 import re
 from dataclasses import dataclass, field
 
-from engine.runtime.addressee import addressee_cues
+from engine.runtime.addressee import addressee_cues, content_words
 from engine.timeline.events import OverlapDecision, OverlapKind
 
 _TOKEN = re.compile(r"[a-z0-9'-]+")
@@ -48,6 +48,8 @@ _LONE_WORD = re.compile(r"\s*(?:(?i:hey|hi|oh),? )?([A-Za-z]+)[.!?,]*\s*")
 _NOT_NAMES = BACKCHANNELS | STOP_CUES | frozenset(
     "what who where why how when which please no hello hey hi well sorry really pardon again there here now "
     "thanks then".split())
+# First words of the stop cues: "Hold." alone is "hold on" cut short, not a name.
+_CUE_HEADS = frozenset(cue.split()[0] for cue in STOP_CUES)
 _SECOND_PERSON = re.compile(r"\b(can|could|would|will|do|did) you\b|\byou\b|\byour\b")
 _REQUEST_OPENER = re.compile(r"^(please |and |but |so |ok |okay |oh )?(tell|show|give|explain|say|repeat|read|"
                              r"what|what's|how|why|when|where|who|which|is|are|can|could|go)\b")
@@ -126,6 +128,7 @@ class OverlapFeatures:
     echo_likelihood: float | None = None  # from the echo canceller, 0..1: the mic hears Venus's own output
     duration_ms: int | None = None  # how long the segment's speech lasted, once it closed
     word_confidence: float | None = None  # whisper's mean word probability, with the final transcript
+    previous_words: str = ""  # the partial transcript before `words`, of the same segment
 
     def __post_init__(self) -> None:
         if self.elapsed_ms < 0:
@@ -168,7 +171,7 @@ class OverlapVerdict:
     def named(self) -> bool:
         """True when the verdict rests on a name: the assistant's, or someone else's called out."""
         return bool(self.scores.get("assistant_named") or self.scores.get("other_named")
-                    or self.scores.get("lone_name"))
+                    or self.scores.get("lone_name") or self.scores.get("repeated_word"))
 
     @property
     def decided(self) -> bool:
@@ -239,6 +242,7 @@ class OverlapPolicy:
             and len(tokens) > 1
         lone = _LONE_WORD.fullmatch(f.words) if not f.is_final and f.speech_active else None
         lone_name = bool(lone) and lone.group(1).lower() in known and lone.group(1).lower() != name
+        request = bool(_SECOND_PERSON.search(" ".join(tokens)) or _REQUEST_OPENER.search(" ".join(tokens)))
         measured = f.loudness_db is not None and f.loudness_db >= o.plausible_level_db
         loud = 1 / (1 + math.exp(-(f.loudness_db - o.background_level_db) / 2)) if measured else 0.5
         return {
@@ -246,15 +250,26 @@ class OverlapPolicy:
             "backchannel": backchannel_score(tokens),
             "stop_cue": float(bool(phrases & STOP_CUES)),
             "assistant_named": float(bool(name) and name in tokens),
-            "request": float(bool(_SECOND_PERSON.search(" ".join(tokens)) or _REQUEST_OPENER.search(" ".join(tokens)))),
+            "request": float(request),
             "other_named": float(other_named),
             "lone_name": float(lone_name),  # only a name so far, the rest still being said
+            "repeated_word": float(bool(lone) and not lone_name and not request
+                                   and self._unknown_word_again(lone.group(1).lower(), f.previous_words, name)),
             "user_voice": 0.5 if f.speaker_similarity is None else f.speaker_similarity,
             "loudness": loud,
             "echo": max(echo_text, f.echo_likelihood or 0.0),
             "facing_screen": 0.5 if f.facing_screen is None else float(f.facing_screen),
             "asked_question": float(context.speaking_text.rstrip().endswith("?")),
         }
+
+    @staticmethod
+    def _unknown_word_again(word: str, previous: str, assistant: str) -> bool:
+        # Two partials in a row that hold the same one word, and it is no cue, backchannel, question or function
+        # word: whisper hears a name it does not know as the same common word each time ("Tom," -> "Time.",
+        # "Time."), while a stop cue cut short changes as more of it arrives ("Back." -> "Actually...").
+        before = _LONE_WORD.fullmatch(previous)
+        return bool(before) and before.group(1).lower() == word and len(word) >= 3 and word != assistant \
+            and word not in _NOT_NAMES and word not in _CUE_HEADS and bool(content_words(word))
 
     def decide(self, features: OverlapFeatures, context: ConversationContext | None = None) -> OverlapVerdict:
         """The verdict so far: undecided (kind None) until the cues are clear or the deadline passes."""
@@ -305,6 +320,9 @@ class OverlapPolicy:
             return verdict(OverlapKind.OTHER_ADDRESSEE, f"addressed to someone else by name in {f.words!r}")
         if s["lone_name"]:  # the words that follow the name confirm or revise it
             return verdict(OverlapKind.OTHER_ADDRESSEE, f"a name called out: {f.words!r}", provisional=True)
+        if s["repeated_word"]:
+            return verdict(OverlapKind.OTHER_ADDRESSEE, f"the same lone word in two partials, no cue or request: "
+                           f"most likely a name whisper does not know ({f.words!r})", provisional=True)
         if context.side_conversation:
             return verdict(OverlapKind.OTHER_ADDRESSEE, f"the side conversation goes on: {f.words!r}")
         if s["backchannel"] >= 0.99 and s["words"] <= 3:

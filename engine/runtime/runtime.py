@@ -105,6 +105,7 @@ class _Overlap:
     onset_ms: int
     turn_id: str
     words: str = ""
+    previous_words: str = ""  # the partial before `words`
     final: str | None = None
     speech_active: bool = True
     ended_ms: int = -1
@@ -112,7 +113,7 @@ class _Overlap:
     stopped: bool = False
     held: bool = False  # Venus is paused in place while a provisional stop is checked against the words
     levels: list[float] = dataclasses.field(default_factory=list)  # mic level blocks since the onset (dBFS)
-    reviewed_words: str = ""  # the partial words the last provisional review saw
+    reviewed_words: tuple[str, str] = ("", "")  # (previous, current) partial words the last review saw
     level_reviewed: bool = False  # the verdict was re-judged once the overlap's level became measurable
     resume_votes: int = 0  # partials in a row, while held, that said the speech does not claim the floor
     confidence: float | None = None  # whisper's mean word probability in the final transcript
@@ -361,7 +362,7 @@ class Runtime:
             self._on_speech_start(event)
         elif isinstance(event, ev.AsrPartial):
             if self._overlap is not None and event.segment_start_ms == self._overlap.onset_ms:
-                self._overlap.words = event.text
+                self._overlap.previous_words, self._overlap.words = self._overlap.words, event.text
                 if event.speaker_similarity is not None:
                     self._overlap.similarity = event.speaker_similarity
             elif not self._muted and event.segment_start_ms not in self._superseded:
@@ -421,7 +422,7 @@ class Runtime:
             if overlap.stopped:  # it was an interruption: the segment is the user's turn
                 self._segment_open, self._silence_since, self._awaiting_final = False, self._quiet_from(event), True
             elif overlap.held:  # how long it lasted is itself a cue (a short "yeah"): re-judge without waiting
-                overlap.reviewed_words = "\0"
+                overlap.reviewed_words = ("\0", "\0")
                 self._judge_overlap(final=False)
             return
         self._segment_open = False
@@ -571,6 +572,7 @@ class Runtime:
             loudness_db=self._relative_loudness(overlap), facing_screen=self._facing,
             duration_ms=overlap.ended_ms - overlap.onset_ms if overlap.ended_ms >= 0 else None,
             word_confidence=overlap.confidence, speaker_similarity=overlap.similarity,
+            previous_words=overlap.previous_words if overlap.final is None else "",
         )
         context = self._context()
         if overlap.verdict is None:
@@ -595,8 +597,9 @@ class Runtime:
             self._review(overlap, features, context, final=True)
         elif (overlap.verdict.provisional or _reviewable(overlap.verdict)) \
                 and (features.words or not features.speech_active) \
-                and features.words != overlap.reviewed_words:
-            overlap.reviewed_words = features.words  # new partial words: a provisional verdict is re-judged
+                and (features.previous_words, features.words) != overlap.reviewed_words:
+            # new partial words (or the same words heard again): a provisional verdict is re-judged
+            overlap.reviewed_words = (features.previous_words, features.words)
             self._review(overlap, features, context, final=False)
         elif overlap.verdict.provisional and features.loudness_db is not None and not overlap.level_reviewed:
             overlap.level_reviewed = True  # the overlap's level is measured now: it may show background speech
