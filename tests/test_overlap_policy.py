@@ -359,3 +359,20 @@ def test_the_same_unknown_lone_word_in_two_partials_is_taken_for_a_name_whisper_
     # and a closed segment is judged on its final words, not on the partials before them
     closed = decide("Time.", elapsed=800, active=False, final=True, previous_words="Time.")
     assert closed.scores["repeated_word"] == 0.0
+
+
+@pytest.mark.parametrize("words", ["Honestly, how tall is it?", "Anyway, what about the tower?",
+                                   "So, who built it?", "Seriously, what does that word mean?"])
+def test_a_sentence_adverb_with_a_comma_is_no_name(words: str) -> None:
+    # whisper writes "Honestly," like "John,": only a word that may be a name makes it speech to someone else
+    verdict = decide(words, elapsed=600)
+    assert verdict.scores["other_named"] == 0.0 and verdict.stop, verdict.reason
+
+
+@pytest.mark.parametrize("words", ["Emily, did you feed the cat?", "Beverly, did you feed the cat?"])
+def test_a_name_ending_in_ly_is_still_a_name(words: str) -> None:
+    # a common one, or one the user mentioned ("my aunt Beverly")
+    context = ConversationContext(assistant_name="Venus", speaking_text=SPEAKING.speaking_text,
+                                  other_names=("Beverly",))
+    verdict = decide(words, elapsed=600, context=context)
+    assert verdict.kind == OverlapKind.OTHER_ADDRESSEE and not verdict.stop, verdict.reason

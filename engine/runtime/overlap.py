@@ -47,7 +47,7 @@ _LONE_WORD = re.compile(r"\s*(?:(?i:hey|hi|oh),? )?([A-Za-z]+)[.!?,]*\s*")
 # Capitalised words that start or end an utterance without being anyone's name.
 _NOT_NAMES = BACKCHANNELS | STOP_CUES | frozenset(
     "what who where why how when which please no hello hey hi well sorry really pardon again there here now "
-    "thanks then".split())
+    "thanks then anyway so fine um uh".split())
 # First words of the stop cues: "Hold." alone is "hold on" cut short, not a name.
 _CUE_HEADS = frozenset(cue.split()[0] for cue in STOP_CUES)
 _SECOND_PERSON = re.compile(r"\b(can|could|would|will|do|did) you\b|\byou\b|\byour\b")
@@ -233,10 +233,14 @@ class OverlapPolicy:
         name = context.assistant_name.lower()
         spoken = set(_tokens(context.speaking_text))
         echo_text = (sum(t in spoken for t in tokens) / len(tokens)) if len(tokens) >= 2 and spoken else 0.0
-        vocatives = {m.group(1) for m in (_VOCATIVE_START.search(f.words), _VOCATIVE_END.search(f.words)) if m}
-        other_named = any(v.lower() != name and v.lower() not in _NOT_NAMES for v in vocatives)
-        other_named |= bool(phrases & OTHER_VOCATIVES) or any(n.lower() in tokens for n in context.other_names)
         known = GIVEN_NAMES | {n.lower() for n in context.other_names} if context.other_names else GIVEN_NAMES
+        vocatives = {m.group(1).lower() for m in (_VOCATIVE_START.search(f.words), _VOCATIVE_END.search(f.words))
+                     if m}
+        # "Honestly, ..." and "Anyway, ..." open a sentence with a comma like a name does; a known name
+        # ending in -ly ("Emily, ...") is still one
+        other_named = any(v != name and v not in _NOT_NAMES and (v in known or not v.endswith("ly"))
+                          for v in vocatives)
+        other_named |= bool(phrases & OTHER_VOCATIVES) or any(n.lower() in tokens for n in context.other_names)
         first = _FIRST_WORD.match(f.words)  # "Mike did you..." (whisper drops the vocative's comma)
         other_named |= bool(first) and first.group(1).lower() in known and first.group(1).lower() != name \
             and len(tokens) > 1
