@@ -141,6 +141,32 @@ def test_incremental_cache_after_appends_and_rollback_equals_scratch(backend, mo
         assert abs(margin) < 1.0, f"the paths part at a clear choice (margin {margin:.2f}) at token {split}"
 
 
+def test_an_answer_cut_before_a_word_was_heard_leaves_the_users_words_as_one_message(backend):
+    # "Explain how the internet works," [a pause: Venus starts] "step by step." The answer cut before the
+    # user heard any of it is not remembered, and the model reads the whole request at once.
+    timeline = Timeline()
+    conv = Conversation(timeline, backend, _options())
+    timeline.append(ev.AsrFinal(text="Explain how the internet works,"))
+    turn = conv.respond()
+    assert turn.wait(120) is not None
+    conv.apply_interruption(turn.turn_id, "", reason="the user kept talking before the answer started")
+    timeline.append(ev.AsrFinal(text="step by step."))
+    messages = conv.messages()
+    assert [m.role for m in messages] == ["system", "user"], messages
+    assert messages[-1].content == "Explain how the internet works, step by step."
+    conv.sync()
+    assert backend.cached_tokens == backend.context_tokens(messages)  # the cache follows the rendering
+    # a heard word keeps the cut answer in the context, marked
+    turn = conv.respond()
+    end = turn.wait(120)
+    assert end is not None and end.text.split()
+    conv.apply_interruption(turn.turn_id, end.text.split()[0])
+    timeline.append(ev.AsrFinal(text="No, shorter."))
+    roles = [m.role for m in conv.messages()]
+    assert roles == ["system", "user", "assistant", "user"], roles
+    assert conv.messages()[2].content.endswith(INTERRUPTED_MARK)
+
+
 def test_cut_to_heard_keeps_the_generated_spelling():
     generated = "\nParis is the capital, and it is lovely."
     assert cut_to_heard("paris is the capital", generated) == "\nParis is the capital, [interrupted]"

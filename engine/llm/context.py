@@ -41,6 +41,12 @@ class _Turn:
     text: str = ""
     heard: str | None = None
     ended: bool = False
+    spoken: bool = True  # an answer in words (not a tool call or a delegation)
+
+    @property
+    def unheard(self) -> bool:
+        """Cut before the user heard a word of it: as if it never began."""
+        return self.spoken and self.heard is not None and not self.heard.strip()
 
 
 def render_messages(events: Sequence[ev.Event], tools: Sequence[ToolSpec], options: RenderOptions) -> list[ChatMessage]:
@@ -73,7 +79,7 @@ def render_messages(events: Sequence[ev.Event], tools: Sequence[ToolSpec], optio
                 order.append(("bad", line))
                 order.append(("note", f"[error] {event.error}"))
             else:
-                turns[event.turn_id] = _Turn(control=line)
+                turns[event.turn_id] = _Turn(control=line, spoken=event.action in (ev.Action.RESPOND, ev.Action.RESUME))
                 order.append(("turn", event.turn_id))
         elif isinstance(event, ev.AssistantTurnEnd) and event.turn_id in turns:
             turn = turns[event.turn_id]
@@ -88,7 +94,7 @@ def render_messages(events: Sequence[ev.Event], tools: Sequence[ToolSpec], optio
                 order.append(("note", note))
 
     messages = [ChatMessage("system", system)]
-    for kind, value in order:
+    for kind, value in _drop_unheard_answers(order, turns):
         if kind == "user":
             messages.append(ChatMessage("user", " ".join(value)))  # type: ignore[arg-type]
         elif kind == "bad":
@@ -102,6 +108,21 @@ def render_messages(events: Sequence[ev.Event], tools: Sequence[ToolSpec], optio
             content = turn.text if turn.heard is None else cut_to_heard(turn.heard, turn.text)
             messages.append(ChatMessage("assistant", content, control=turn.control))
     return messages
+
+
+def _drop_unheard_answers(order: list[tuple[str, object]], turns: dict[str, _Turn]) -> list[tuple[str, object]]:
+    # An answer the user cut before hearing a word of it ("Explain how the internet works," [Venus starts]
+    # "step by step.") is left out, and the user's words on both sides of it are one message: the model
+    # answers what the user said, not two fragments around an empty "[interrupted]" turn.
+    kept: list[tuple[str, object]] = []
+    for kind, value in order:
+        if kind == "turn" and turns[str(value)].unheard:
+            continue
+        if kind == "user" and kept and kept[-1][0] == "user":
+            kept[-1] = ("user", [*kept[-1][1], *value])  # type: ignore[misc]
+        else:
+            kept.append((kind, value))
+    return kept
 
 
 def _segments_not_addressed(events: Sequence[ev.Event]) -> set[int]:
