@@ -47,7 +47,9 @@ _LONE_WORD = re.compile(r"\s*(?:(?i:hey|hi|oh),? )?([A-Za-z]+)[.!?,]*\s*")
 # Capitalised words that start or end an utterance without being anyone's name.
 _NOT_NAMES = BACKCHANNELS | STOP_CUES | frozenset(
     "what who where why how when which please no hello hey hi well sorry really pardon again there here now "
-    "thanks then anyway so fine um uh".split())
+    "thanks then anyway so fine um uh "
+    # pronouns: whisper heard "Venus, skip that" as "Me, let's skip."
+    "i me my we us our you he him his she her it they them this that".split())
 # First words of the stop cues: "Hold." alone is "hold on" cut short, not a name.
 _CUE_HEADS = frozenset(cue.split()[0] for cue in STOP_CUES)
 _SECOND_PERSON = re.compile(r"\b(can|could|would|will|do|did) you\b|\byou\b|\byour\b")
