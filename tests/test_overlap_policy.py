@@ -363,7 +363,7 @@ def test_the_same_unknown_lone_word_in_two_partials_is_taken_for_a_name_whisper_
 
 @pytest.mark.parametrize("words", ["Honestly, how tall is it?", "Anyway, what about the tower?",
                                    "So, who built it?", "Seriously, what does that word mean?",
-                                   "Me, let's skip that and tell me a joke."])
+                                   "Me, let's skip that and tell me a joke.", "Skip, not, and tell me a joke."])
 def test_a_sentence_adverb_with_a_comma_is_no_name(words: str) -> None:
     # whisper writes "Honestly," like "John,": only a word that may be a name makes it speech to someone else
     verdict = decide(words, elapsed=600)

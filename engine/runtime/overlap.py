@@ -49,7 +49,9 @@ _NOT_NAMES = BACKCHANNELS | STOP_CUES | frozenset(
     "what who where why how when which please no hello hey hi well sorry really pardon again there here now "
     "thanks then anyway so fine um uh "
     # pronouns: whisper heard "Venus, skip that" as "Me, let's skip."
-    "i me my we us our you he him his she her it they them this that".split())
+    "i me my we us our you he him his she her it they them this that "
+    # verbs that open a request to Venus: whisper heard "skip that" as "Skip, not, and dev."
+    "skip forget cancel listen look tell show give let go try".split())
 # First words of the stop cues: "Hold." alone is "hold on" cut short, not a name.
 _CUE_HEADS = frozenset(cue.split()[0] for cue in STOP_CUES)
 _SECOND_PERSON = re.compile(r"\b(can|could|would|will|do|did) you\b|\byou\b|\byour\b")
