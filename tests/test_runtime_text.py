@@ -231,3 +231,44 @@ def test_a_held_answer_goes_on_once_two_partials_agree_on_a_lone_word_that_is_no
     finally:
         release.set()
         runtime.close()
+
+
+def test_quiet_speech_the_vad_reports_late_is_measured_from_its_onset_and_never_pauses_venus(backend,
+                                                                                           wait_until) -> None:
+    # The VAD reports quiet speech across the room 300-400 ms after it began (start_ms is the onset), so the
+    # deadline has passed when the overlap opens. The mic levels of those blocks were heard already: they count
+    # for its loudness, and speech 22 dB below the user's is background at once, with no pause. (When only the
+    # blocks after the report counted, it paused Venus for 400 ms with no words and no level to go on.)
+    release = threading.Event()
+    first = threading.Event()
+
+    def slow_reader(turn_id: str, clause: str) -> None:
+        first.set()
+        release.wait(30)
+
+    timeline, runtime, _ = _session(backend, on_clause=slow_reader, with_harness=False, max_tokens=400)
+    try:
+        start = timeline.now_ms()
+        timeline.append(ev.UserSpeechStart(start_ms=start, overlapping_assistant=False))
+        assert wait_until(lambda: runtime.state == ev.RuntimeStateName.USER_SPEAKING)
+        for _ in range(30):  # 1.5 s of the user's voice calibrates their level
+            runtime.on_level(-18.0)
+        end = timeline.now_ms()
+        timeline.append(ev.UserSpeechEnd(start_ms=start, end_ms=end))
+        timeline.append(ev.AsrFinal(text="Tell me a long story about a dragon and a knight.",
+                                    segment_start_ms=start, segment_end_ms=end))
+        assert first.wait(60)
+        onset = timeline.now_ms()
+        for _ in range(8):  # 400 ms of TV speech at -40 dBFS before the VAD says so
+            threading.Event().wait(0.05)
+            runtime.on_level(-40.0)
+        timeline.append(ev.UserSpeechStart(start_ms=onset, overlapping_assistant=True))
+        assert wait_until(lambda: timeline.events(kinds=[ev.Kind.OVERLAP_DECISION]))
+        first_verdict = timeline.events(kinds=[ev.Kind.OVERLAP_DECISION])[0]
+        assert first_verdict.verdict == ev.OverlapKind.BACKGROUND, first_verdict.reason
+        assert "22 dB below" in first_verdict.reason, first_verdict.reason
+        assert runtime._overlap is not None and not runtime._overlap.held
+        assert not timeline.events(kinds=[ev.Kind.INTERRUPTION])
+    finally:
+        release.set()
+        runtime.close()

@@ -186,6 +186,10 @@ class Runtime:
         # loudness calibration (dBFS after echo cancellation)
         self._level_now = -100.0
         self._user_levels: deque[float] = deque(maxlen=200)
+        # the last 2 s of level blocks with the time each was heard: the VAD reports quiet speech (TV across the
+        # room) 300-400 ms after it began, and an overlap's loudness counts the blocks from its onset on
+        self._recent_levels: deque[tuple[int, float]] = deque(maxlen=40)
+        self._levels_lock = threading.Lock()
         self._unsubscribe = timeline.subscribe(self._on_event)
         self._thread = threading.Thread(target=self._loop, name="venus-runtime", daemon=True)
 
@@ -300,11 +304,13 @@ class Runtime:
     def on_level(self, level_db: float) -> None:
         """Mic level callback from the speech pipeline (perception thread): only stores a number."""
         self._level_now = level_db
-        overlap = self._overlap
-        if overlap is not None and overlap.speech_active:
-            overlap.levels.append(level_db)
-        elif self._segment_open and overlap is None:
-            self._user_levels.append(level_db)
+        with self._levels_lock:
+            self._recent_levels.append((self._now(), level_db))
+            overlap = self._overlap
+            if overlap is not None and overlap.speech_active:
+                overlap.levels.append(level_db)
+            elif self._segment_open and overlap is None:
+                self._user_levels.append(level_db)
 
     # ---- plumbing -------------------------------------------------------------------------------------------
 
@@ -401,7 +407,9 @@ class Runtime:
                 previous = self._overlap = None
             if previous is None:
                 turn_id = self._turn.turn_id if self._turn is not None else ""
-                self._overlap = _Overlap(onset_ms=event.start_ms, turn_id=turn_id)
+                with self._levels_lock:  # the blocks heard between the onset and the VAD's report count too
+                    heard = [db for t, db in self._recent_levels if t > event.start_ms]
+                    self._overlap = _Overlap(onset_ms=event.start_ms, turn_id=turn_id, levels=heard)
                 self._share_cpu()
             return
         if self.state == State.THINKING and self._turn_active():
@@ -555,8 +563,8 @@ class Runtime:
         # The overlap's loud part (90th percentile of its blocks) against the loud part of the user's speech:
         # like with like. The user's median block was the reference before, but the user's segments hold
         # pauses and the VAD's padding, so background speech 14-22 dB down measured only 3-10 dB down.
-        # About a second of the user calibrates; the overlap needs 250 ms of its own (its first blocks are the
-        # soft start of a word: the user's "Actually" measured -29 dB there, and was taken for background)
+        # About a second of the user calibrates; the overlap needs min_overlap_level_blocks of its own, from its
+        # onset (its first blocks are the soft start of a word: the user's "Actually" measured -29 dB there)
         if len(self._user_levels) < 20 or len(overlap.levels) < self.options.min_overlap_level_blocks:
             return None
         user = sorted(self._user_levels)
