@@ -143,6 +143,23 @@ def test_undecided_before_the_deadline_then_provisional_without_words() -> None:
     assert confirmed.kind == OverlapKind.INTERRUPTION and not confirmed.provisional
 
 
+def test_speech_quiet_so_far_waits_for_its_level_past_the_deadline_but_not_for_long() -> None:
+    # The VAD reports TV speech across the room late; its first blocks already read far below the user's level.
+    # Pausing Venus on no words and no level would be a stop the user hears: the policy waits for the level.
+    policy = OverlapPolicy()
+    quiet = dict(speaker_similarity=None, loudness_db=None, early_loudness_db=-20.0)
+    waiting = policy.decide(OverlapFeatures(elapsed_ms=450, **quiet), SPEAKING)
+    assert waiting.kind is None and "waiting for its level" in waiting.reason
+    settled = policy.decide(OverlapFeatures(elapsed_ms=500, speaker_similarity=None, loudness_db=-20.0), SPEAKING)
+    assert settled.kind == OverlapKind.BACKGROUND and not settled.stop
+    # not for long: past the wait the voice at the deadline still pauses the answer
+    late = policy.decide(OverlapFeatures(elapsed_ms=650, **quiet), SPEAKING)
+    assert late.kind == OverlapKind.INTERRUPTION and late.provisional
+    # and a start at the user's level pauses at the deadline, as before
+    loud = policy.decide(OverlapFeatures(elapsed_ms=300, speaker_similarity=None, early_loudness_db=-3.0), SPEAKING)
+    assert loud.kind == OverlapKind.INTERRUPTION and loud.provisional
+
+
 def test_low_sensitivity_keeps_talking_without_words() -> None:
     policy = OverlapPolicy(OverlapOptions(sensitivity=0.2))
     verdict = policy.decide(OverlapFeatures(elapsed_ms=300, **USER), SPEAKING)
@@ -173,7 +190,8 @@ def test_backchannel_score() -> None:
 @pytest.mark.parametrize("kwargs", [dict(deadline_ms=10), dict(sensitivity=1.5), dict(same_speaker_threshold=0),
                                     dict(background_level_db=3), dict(backchannel_max_ms=50),
                                     dict(interruption_min_words=0), dict(echo_word_overlap=0),
-                                    dict(min_speaker_ms=-1)])
+                                    dict(min_speaker_ms=-1), dict(level_wait_ms=-1),
+                                    dict(early_quiet_margin_db=-2.0)])
 def test_bad_options_are_refused(kwargs: dict) -> None:
     with pytest.raises(ValueError):
         OverlapOptions(**kwargs)

@@ -233,12 +233,14 @@ def test_a_held_answer_goes_on_once_two_partials_agree_on_a_lone_word_that_is_no
         runtime.close()
 
 
-def test_quiet_speech_the_vad_reports_late_is_measured_from_its_onset_and_never_pauses_venus(backend,
-                                                                                           wait_until) -> None:
+@pytest.mark.parametrize("blocks_before_report", [8, 5])
+def test_quiet_speech_the_vad_reports_late_is_measured_from_its_onset_and_never_pauses_venus(
+        backend, wait_until, blocks_before_report: int) -> None:
     # The VAD reports quiet speech across the room 300-400 ms after it began (start_ms is the onset), so the
     # deadline has passed when the overlap opens. The mic levels of those blocks were heard already: they count
     # for its loudness, and speech 22 dB below the user's is background at once, with no pause. (When only the
-    # blocks after the report counted, it paused Venus for 400 ms with no words and no level to go on.)
+    # blocks after the report counted, it paused Venus for 400 ms with no words and no level to go on.) Reported
+    # with fewer blocks than the level needs, quiet so far, the verdict waits for the rest rather than pause.
     release = threading.Event()
     first = threading.Event()
 
@@ -259,10 +261,13 @@ def test_quiet_speech_the_vad_reports_late_is_measured_from_its_onset_and_never_
                                     segment_start_ms=start, segment_end_ms=end))
         assert first.wait(60)
         onset = timeline.now_ms()
-        for _ in range(8):  # 400 ms of TV speech at -40 dBFS before the VAD says so
+        for _ in range(blocks_before_report):  # TV speech at -40 dBFS before the VAD says so, 50 ms a block
             threading.Event().wait(0.05)
             runtime.on_level(-40.0)
         timeline.append(ev.UserSpeechStart(start_ms=onset, overlapping_assistant=True))
+        for _ in range(8 - blocks_before_report):
+            threading.Event().wait(0.05)
+            runtime.on_level(-40.0)
         assert wait_until(lambda: timeline.events(kinds=[ev.Kind.OVERLAP_DECISION]))
         first_verdict = timeline.events(kinds=[ev.Kind.OVERLAP_DECISION])[0]
         assert first_verdict.verdict == ev.OverlapKind.BACKGROUND, first_verdict.reason

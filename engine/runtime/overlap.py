@@ -88,6 +88,11 @@ class OverlapOptions:
     # the user's own speech this soon after Venus began answering goes on with the user's turn (Venus took a
     # mid-sentence pause for its end: "I'd like to book a table for ... four people tonight")
     continuation_ms: int = 1200
+    # speech with no words yet whose level so far (early_loudness_db) is this far below background_level_db may
+    # keep Venus talking up to level_wait_ms past the deadline while its level settles, instead of pausing her
+    # on nothing: the VAD reports quiet speech (TV across the room) late, 300-450 ms after its onset
+    early_quiet_margin_db: float = 6.0
+    level_wait_ms: int = 300
 
     def __post_init__(self) -> None:
         if not 50 <= self.deadline_ms <= 2000:
@@ -116,6 +121,9 @@ class OverlapOptions:
             raise ValueError(f"interruption_min_words must be >= 1, got {self.interruption_min_words}")
         if not 0.0 < self.echo_word_overlap <= 1.0:
             raise ValueError(f"echo_word_overlap must be within (0, 1], got {self.echo_word_overlap}")
+        if self.early_quiet_margin_db < 0 or self.level_wait_ms < 0:
+            raise ValueError(f"early_quiet_margin_db and level_wait_ms must be >= 0, got "
+                             f"{self.early_quiet_margin_db}, {self.level_wait_ms}")
 
 
 @dataclass(frozen=True)
@@ -127,6 +135,7 @@ class OverlapFeatures:
     words: str = ""  # partial (or final) transcript of the segment
     is_final: bool = False  # `words` is the final transcript of the closed segment
     loudness_db: float | None = None  # segment level minus the user's calibrated level, in dB
+    early_loudness_db: float | None = None  # the same from fewer blocks than loudness_db needs (a hint only)
     speaker_similarity: float | None = None  # to the enrolled user's voice, 0..1
     facing_screen: bool | None = None  # from the camera, when it is on
     echo_likelihood: float | None = None  # from the echo canceller, 0..1: the mic hears Venus's own output
@@ -394,6 +403,11 @@ class OverlapPolicy:
                            provisional=not f.is_final)
         if not at_deadline:
             return verdict(None, "no words yet; ducked while listening")
+        if f.loudness_db is None and f.early_loudness_db is not None and f.speech_active \
+                and f.early_loudness_db < o.background_level_db - o.early_quiet_margin_db \
+                and f.elapsed_ms < o.deadline_ms + o.level_wait_ms:
+            return verdict(None, f"no words yet, and quiet so far ({f.early_loudness_db:.0f} dB below the "
+                           "user's level): waiting for its level")
         if f.facing_screen is False:
             return verdict(OverlapKind.OTHER_ADDRESSEE, "no words yet and the user looks away", provisional=True)
         earlier = OverlapKind.OTHER_ADDRESSEE if context.side_conversation else context.follows

@@ -69,6 +69,7 @@ class RuntimeOptions:
     # 50 ms level blocks of overlapping speech before its loudness counts: 250 ms read the user's "Stop," at
     # -22..-26 dB (its long "s" and the closure of the "t"), which resumed Venus for a moment before the words
     min_overlap_level_blocks: int = 8
+    early_level_blocks: int = 4  # the level from this many blocks is a hint: quiet so far waits for the rest
     # while Venus is paused on a provisional stop, two agreeing partials resume it only when they hold this many
     # words ("Can you get me?" and "that will be done." were early garbles of interruptions); a name, a
     # level/voice cue or backchannel words resume it at once
@@ -82,6 +83,8 @@ class RuntimeOptions:
     def __post_init__(self) -> None:
         if self.tick_ms < 1 or self.proactive_gap_ms < 0 or self.resume_gap_ms < 0 or self.final_wait_ms < 0:
             raise ValueError("RuntimeOptions: tick_ms must be >= 1 and the gaps >= 0")
+        if not 1 <= self.early_level_blocks <= self.min_overlap_level_blocks:
+            raise ValueError(f"early_level_blocks must be 1..min_overlap_level_blocks, got {self.early_level_blocks}")
         if self.answer_start_threads < 0:
             raise ValueError(f"answer_start_threads must be >= 0, got {self.answer_start_threads}")
 
@@ -559,13 +562,14 @@ class Runtime:
                                    other_names=tuple(self._other_names), answer_age_ms=answer_age,
                                    side_conversation=self._now() < self._side_conversation_until, follows=follows)
 
-    def _relative_loudness(self, overlap: _Overlap) -> float | None:
+    def _relative_loudness(self, overlap: _Overlap, min_blocks: int | None = None) -> float | None:
         # The overlap's loud part (90th percentile of its blocks) against the loud part of the user's speech:
         # like with like. The user's median block was the reference before, but the user's segments hold
         # pauses and the VAD's padding, so background speech 14-22 dB down measured only 3-10 dB down.
         # About a second of the user calibrates; the overlap needs min_overlap_level_blocks of its own, from its
         # onset (its first blocks are the soft start of a word: the user's "Actually" measured -29 dB there)
-        if len(self._user_levels) < 20 or len(overlap.levels) < self.options.min_overlap_level_blocks:
+        need = self.options.min_overlap_level_blocks if min_blocks is None else min_blocks
+        if len(self._user_levels) < 20 or len(overlap.levels) < need:
             return None
         user = sorted(self._user_levels)
         heard = sorted(overlap.levels)
@@ -574,10 +578,12 @@ class Runtime:
     def _judge_overlap(self, *, final: bool) -> None:
         overlap = self._overlap
         assert overlap is not None
+        loudness = self._relative_loudness(overlap)
+        early = self._relative_loudness(overlap, self.options.early_level_blocks) if loudness is None else None
         features = OverlapFeatures(
             elapsed_ms=max(0, self._now() - overlap.onset_ms), speech_active=overlap.speech_active,
             words=overlap.final if overlap.final is not None else overlap.words, is_final=overlap.final is not None,
-            loudness_db=self._relative_loudness(overlap), facing_screen=self._facing,
+            loudness_db=loudness, early_loudness_db=early, facing_screen=self._facing,
             duration_ms=overlap.ended_ms - overlap.onset_ms if overlap.ended_ms >= 0 else None,
             word_confidence=overlap.confidence, speaker_similarity=overlap.similarity,
             previous_words=overlap.previous_words if overlap.final is None else "",
