@@ -16,7 +16,6 @@ import numpy as np
 
 from engine.tts import TimedWord
 
-
 _SOUND_LEVEL = 0.01  # sample magnitude (-40 dBFS) above which a clip holds sound, not silence
 _LEAD_IN_S = 0.05  # a resumed clip starts this long before its next sound
 
