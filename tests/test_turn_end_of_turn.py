@@ -53,6 +53,27 @@ def test_the_pause_example_from_the_issue_waits_then_the_full_sentence_ends() ->
     assert detector.decide(250, "I'd like to book a table for four people.", is_final=True).end_of_turn
 
 
+@pytest.mark.parametrize("text, last_p", [("My flight lead net.", 0.41), ("I'd like to work at table 4.", 0.58),
+                                           ("Might likely net.", 0.44)])
+def test_a_final_whose_last_word_whisper_was_unsure_of_waits_through_the_pause(text: str, last_p: float) -> None:
+    # whisper tiny's finals of "My flight leaves at" and "I'd like to book a table for" before the user paused
+    detector = EndOfTurnDetector()
+    sure = detector.decide(0, text, is_final=True, last_word_probability=0.95)
+    unsure = detector.decide(0, text, is_final=True, last_word_probability=last_p)
+    assert sure.required_silence_ms < 1500 <= unsure.required_silence_ms, (sure.reason, unsure.reason)
+    assert "unsure of the last word" in unsure.reason
+
+
+@pytest.mark.parametrize("text, last_p", [("How tall is mountain Everest?", 0.1), ("Yeah, thanks.", 0.3),
+                                           ("Tell me a joke.", 0.9), ("Stop.", 0.2)])
+def test_an_unsure_last_word_does_not_hold_a_question_a_closer_or_a_sure_turn(text: str, last_p: float) -> None:
+    detector = EndOfTurnDetector()
+    verdict = detector.decide(350, text, is_final=True, last_word_probability=last_p)
+    unknown = detector.decide(350, text, is_final=True)
+    assert verdict.required_silence_ms == unknown.required_silence_ms <= 500, verdict.reason
+    assert "unsure" not in verdict.reason
+
+
 def test_no_words_needs_the_maximum_silence() -> None:
     detector = EndOfTurnDetector(options=EndOfTurnOptions(min_silence_ms=100, max_silence_ms=900))
     assert not detector.decide(899, "  ").end_of_turn
@@ -84,7 +105,8 @@ def test_settings_scale_the_waits() -> None:
 
 
 @pytest.mark.parametrize("kwargs", [dict(min_silence_ms=900, max_silence_ms=100), dict(curve=0),
-                                    dict(final_bonus=0.9), dict(cache_size=-1), dict(min_silence_ms=-1)])
+                                    dict(final_bonus=0.9), dict(cache_size=-1), dict(min_silence_ms=-1),
+                                    dict(unsure_last_word_probability=1.5), dict(unsure_last_word_cap=-0.1)])
 def test_bad_options_are_refused(kwargs: dict) -> None:
     with pytest.raises(ValueError):
         EndOfTurnOptions(**kwargs)

@@ -120,6 +120,7 @@ class _Overlap:
     level_reviewed: bool = False  # the verdict was re-judged once the overlap's level became measurable
     resume_votes: int = 0  # partials in a row, while held, that said the speech does not claim the floor
     confidence: float | None = None  # whisper's mean word probability in the final transcript
+    last_word_p: float | None = None  # and its last word's
     similarity: float | None = None  # to the enrolled user's voice (from the pipeline, 1 s of speech on)
 
 
@@ -189,6 +190,7 @@ class Runtime:
         # loudness calibration (dBFS after echo cancellation)
         self._level_now = -100.0
         self._user_levels: deque[float] = deque(maxlen=200)
+        self._last_word_p: float | None = None  # whisper's probability of the last word of the user's last final
         # the last 2 s of level blocks with the time each was heard: the VAD reports quiet speech (TV across the
         # room) 300-400 ms after it began, and an overlap's loudness counts the blocks from its onset on
         self._recent_levels: deque[tuple[int, float]] = deque(maxlen=40)
@@ -458,6 +460,7 @@ class Runtime:
                 overlap.similarity = event.speaker_similarity
             if event.words:
                 overlap.confidence = sum(w.probability for w in event.words) / len(event.words)
+                overlap.last_word_p = event.words[-1].probability
             self._judge_overlap(final=True)
             return
         self._awaiting_final = False
@@ -468,6 +471,7 @@ class Runtime:
                 self._to(State.LISTENING)  # a noise or an echo the VAD let through: nothing was said
             return
         self._user_text.append(text)
+        self._last_word_p = event.words[-1].probability if event.words else None
         if self.harness is not None and self._reply is None:
             reply = self.harness.handle_user_text(text, source="voice")
             self._reply = str(reply) if reply is not None else None
@@ -542,7 +546,9 @@ class Runtime:
             return
         if self._awaiting_final and silence < self.options.final_wait_ms:
             return  # the context is the timeline, so the answer waits for the final words
-        verdict = self.end_of_turn.decide(silence, text, is_final=not self._awaiting_final)
+        final = not self._awaiting_final
+        last_p = self._last_word_p if final and self._user_text else None
+        verdict = self.end_of_turn.decide(silence, text, is_final=final, last_word_probability=last_p)
         if verdict.end_of_turn:
             self._end_user_turn()
 
@@ -660,6 +666,7 @@ class Runtime:
         self._awaiting_final = overlap.final is None
         if overlap.final:
             self._user_text.append(overlap.final)
+            self._last_word_p = overlap.last_word_p
 
     def _review(self, overlap: _Overlap, features: OverlapFeatures, context: ConversationContext, *,
                 final: bool) -> None:
@@ -700,6 +707,7 @@ class Runtime:
             if review.stop:
                 if final and overlap.final and overlap.final not in self._user_text:
                     self._user_text.append(overlap.final)
+                    self._last_word_p = overlap.last_word_p
                     self._awaiting_final = False
                 return
             # a false interruption: nothing needed an answer, so the unfinished answer resumes
@@ -731,6 +739,7 @@ class Runtime:
         self._learn_names(" ".join(self._user_text))
         reply = self._reply
         self._user_text, self._partial, self._silence_since, self._reply = [], "", None, None
+        self._last_word_p = None
         self._awaiting_final, self._segment_open = False, False
         if reply is not None and self.options.acknowledge_replies:
             self._say({"yes": "Okay, going ahead.", "no": "Okay, I won't.", "cancel": "Okay, I've stopped it."}
