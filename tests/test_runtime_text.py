@@ -44,6 +44,16 @@ def _session(backend, *, harness_permissions=None, on_clause=None, options=None,
     return timeline, runtime, harness
 
 
+def _first_clause_held():
+    """A clause reader that holds the first clause until released: Venus keeps "speaking" it meanwhile."""
+    first, release = threading.Event(), threading.Event()
+
+    def slow_reader(turn_id: str, clause: str) -> None:
+        first.set()
+        release.wait(30)
+
+    return first, release, slow_reader
+
 
 def test_a_typed_question_gets_an_answer_through_the_state_machine(backend, wait_until) -> None:
     timeline, runtime, harness = _session(backend, with_harness=False)
@@ -149,12 +159,7 @@ def test_partial_words_reach_the_model_cache_before_the_final(backend, wait_unti
 def test_the_answer_waits_while_speech_over_venus_is_judged(backend, wait_until, hold) -> None:
     # CPU sharing: while speech over Venus is judged, the answer (seconds ahead of the voice) stops decoding,
     # so whisper has the core; once the words show it was meant for someone else, the answer goes on.
-    release = threading.Event()
-    first = threading.Event()
-
-    def slow_reader(turn_id: str, clause: str) -> None:
-        first.set()
-        release.wait(30)  # Venus is "speaking" the first clause all along
+    first, release, slow_reader = _first_clause_held()  # Venus is "speaking" the first clause all along
 
     timeline, runtime, _ = _session(backend, on_clause=slow_reader, with_harness=False, max_tokens=400,
                                     options=RuntimeOptions(proactive_gap_ms=300, hold_answer_during_overlap=hold))
@@ -206,12 +211,7 @@ def test_a_held_answer_goes_on_once_two_partials_agree_on_a_lone_word_that_is_no
     # Speech over Venus with no words by the deadline pauses the answer. "Tom, turn the oven off" decodes as
     # "Time." twice before the rest is heard: once is not enough to go on, twice is (a name whisper does not
     # know), and the answer resumes without waiting for the rest of the sentence.
-    release = threading.Event()
-    first = threading.Event()
-
-    def slow_reader(turn_id: str, clause: str) -> None:
-        first.set()
-        release.wait(30)
+    first, release, slow_reader = _first_clause_held()  # Venus is "speaking" the first clause all along
 
     timeline, runtime, _ = _session(backend, on_clause=slow_reader, with_harness=False, max_tokens=400)
     try:
@@ -241,12 +241,7 @@ def test_quiet_speech_the_vad_reports_late_is_measured_from_its_onset_and_never_
     # for its loudness, and speech 22 dB below the user's is background at once, with no pause. (When only the
     # blocks after the report counted, it paused Venus for 400 ms with no words and no level to go on.) Reported
     # with fewer blocks than the level needs, quiet so far, the verdict waits for the rest rather than pause.
-    release = threading.Event()
-    first = threading.Event()
-
-    def slow_reader(turn_id: str, clause: str) -> None:
-        first.set()
-        release.wait(30)
+    first, release, slow_reader = _first_clause_held()  # Venus is "speaking" the first clause all along
 
     timeline, runtime, _ = _session(backend, on_clause=slow_reader, with_harness=False, max_tokens=400)
     try:
