@@ -368,8 +368,12 @@ def test_the_same_unknown_lone_word_in_two_partials_is_taken_for_a_name_whisper_
     assert first.kind == OverlapKind.OTHER_ADDRESSEE, first.reason
     later = policy.review(first, OverlapFeatures(elapsed_ms=1200, words="Paris. What about Paris?", **USER), SPEAKING)
     assert later.stop, later.reason
-    # a stop cue cut short changes as more of it is heard ("Back." then "Actually..."): no name there
-    assert decide("Actually...", elapsed=750, previous_words="Back.").stop
+    # a different unknown word the second time is a name whisper does not know too ("John," -> "job.", "DOG")
+    other = decide("DOG", elapsed=680, previous_words="job.")
+    assert other.kind == OverlapKind.OTHER_ADDRESSEE and other.provisional and other.named, other.reason
+    # a stop cue cut short changes into the cue as more of it is heard ("Back." then "Actually..."): no name
+    for before, now in (("Back.", "Actually..."), ("Way.", "wait."), ("Top.", "Stop."), ("Ven.", "Venice.")):
+        assert decide(now, elapsed=750, previous_words=before).stop, (before, now)
     # nor is the same word twice a name when it is a cue's first word, a backchannel, a question or a request
     for word in ("Hold.", "Yeah.", "What?", "Tell", "Venus.", "The."):
         verdict = decide(word, elapsed=750, previous_words=word)
@@ -395,3 +399,40 @@ def test_a_name_ending_in_ly_is_still_a_name(words: str) -> None:
                                   other_names=("Beverly",))
     verdict = decide(words, elapsed=600, context=context)
     assert verdict.kind == OverlapKind.OTHER_ADDRESSEE and not verdict.stop, verdict.reason
+
+
+def test_quiet_speech_that_calls_someone_by_name_is_the_user_turned_away() -> None:
+    # "Kids." measured 10.3 dB under the user's level (turned away from the mic): first background, then the
+    # final words show the user calling someone, and the side conversation begins
+    policy = OverlapPolicy()
+    closed = dict(elapsed_ms=750, speech_active=False, loudness_db=-10.3, speaker_similarity=0.35)
+    early = policy.decide(OverlapFeatures(words="Good.", **closed), SPEAKING)
+    assert early.kind == OverlapKind.BACKGROUND and not early.provisional, early.reason
+    called = policy.review(early, OverlapFeatures(words="kids.", is_final=True, **closed), SPEAKING)
+    assert called.kind == OverlapKind.OTHER_ADDRESSEE and not called.provisional and not called.stop, called.reason
+    # words that call nobody, much quieter speech (a TV across the room), a voice known to be someone else's,
+    # or a stop cue stay background
+    for words, level, voice, elapsed in (("Good night.", -10.3, 0.35, 750), ("Honey, look at this.", -18.0, 0.35, 750),
+                                         ("Honey, look at this.", -10.3, 0.05, 1500),
+                                         ("Kids, stop that.", -10.3, 0.35, 750)):
+        heard = OverlapFeatures(elapsed_ms=elapsed, speech_active=False, words=words, is_final=True,
+                                loudness_db=level, speaker_similarity=voice)
+        assert policy.review(early, heard, SPEAKING).kind == OverlapKind.BACKGROUND, words
+    with pytest.raises(ValueError, match="named_quiet_margin_db"):
+        OverlapOptions(named_quiet_margin_db=-1.0)
+
+
+def test_a_partial_cut_inside_the_assistants_name_stops_venus() -> None:
+    # "Venus," then a breath: the partial holds "V." and the segment closes; whisper's final of it is empty
+    closed = decide("V.", elapsed=650, active=False)
+    assert closed.stop and not closed.provisional, closed.reason
+    assert "began" in closed.reason
+    assert decide("Venu", elapsed=400).stop
+    # ...but not a whole word, a final, another name's letter, or a letter that fillers begin with
+    max_context = ConversationContext(assistant_name="Max", speaking_text="The tower is")
+    anna_context = ConversationContext(assistant_name="Anna", speaking_text="The tower is")
+    for words, context, final in (("Very.", SPEAKING, False), ("V.", SPEAKING, True), ("An.", anna_context, False),
+                                  ("M.", max_context, False), ("T.", SPEAKING, False)):
+        verdict = decide(words, elapsed=650, active=False, final=final, context=context)
+        assert not verdict.scores["assistant_named"], (words, verdict.reason)
+        assert not verdict.stop, (words, verdict.reason)

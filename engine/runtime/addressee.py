@@ -30,7 +30,7 @@ META_WORDS = frozenset(
     "word words joke story detail details example examples short shorter longer simpler instead topic "
     "understand spell pronounce wrong".split())
 # Function words that say nothing about the topic.
-_STOPWORDS = frozenset(
+FUNCTION_WORDS = frozenset(
     "the a an and or but so of to in on at for with by from is are was were be been it its it's this that "
     "these those there here i you he she we they me him her us them my your his our their what who how why "
     "when where which do does did can could would should will shall have has had not no yes please just now "
@@ -70,7 +70,7 @@ def _stems(tokens: list[str]) -> set[str]:
 
 def content_words(text: str) -> set[str]:
     """The words of `text` that carry a topic (no function words, nothing shorter than 3 letters)."""
-    return {t for t in _TOKEN.findall(text.lower()) if len(t) >= 3 and t not in _STOPWORDS}
+    return {t for t in _TOKEN.findall(text.lower()) if len(t) >= 3 and t not in FUNCTION_WORDS}
 
 
 def addressee_cues(words: str, speaking_text: str = "", topic_text: str = "") -> AddresseeCues:

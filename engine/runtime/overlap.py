@@ -14,7 +14,7 @@ import math
 import re
 from dataclasses import dataclass, field
 
-from engine.runtime.addressee import addressee_cues, content_words
+from engine.runtime.addressee import FUNCTION_WORDS, addressee_cues, content_words
 from engine.timeline.events import OverlapDecision, OverlapKind
 
 _TOKEN = re.compile(r"[a-z0-9'-]+")
@@ -52,6 +52,8 @@ _NOT_NAMES = BACKCHANNELS | STOP_CUES | frozenset(
     "i me my we us our you he him his she her it they them this that "
     # verbs that open a request to Venus: whisper heard "skip that" as "Skip, not, and dev."
     "skip forget cancel listen look tell show give let go try".split())
+# Letters that fillers and backchannels begin with ("ah", "hm", "mm", "oh", "uh"): whisper writes them alone too
+_FILLER_INITIALS = frozenset("ahmoue")
 # First words of the stop cues: "Hold." alone is "hold on" cut short, not a name.
 _CUE_HEADS = frozenset(cue.split()[0] for cue in STOP_CUES)
 _SECOND_PERSON = re.compile(r"\b(can|could|would|will|do|did) you\b|\byou\b|\byour\b")
@@ -93,6 +95,9 @@ class OverlapOptions:
     # on nothing: the VAD reports quiet speech (TV across the room) late, 300-450 ms after its onset
     early_quiet_margin_db: float = 6.0
     level_wait_ms: int = 300
+    # speech judged background for its level alone, at most this far below background_level_db, whose final
+    # words call someone by name ("Kids." at -10.3 dB) is the user turned away from the mic, talking to them
+    named_quiet_margin_db: float = 3.0
 
     def __post_init__(self) -> None:
         if not 50 <= self.deadline_ms <= 2000:
@@ -121,6 +126,8 @@ class OverlapOptions:
             raise ValueError(f"interruption_min_words must be >= 1, got {self.interruption_min_words}")
         if not 0.0 < self.echo_word_overlap <= 1.0:
             raise ValueError(f"echo_word_overlap must be within (0, 1], got {self.echo_word_overlap}")
+        if self.named_quiet_margin_db < 0:
+            raise ValueError(f"named_quiet_margin_db must be >= 0, got {self.named_quiet_margin_db}")
         if self.early_quiet_margin_db < 0 or self.level_wait_ms < 0:
             raise ValueError(f"early_quiet_margin_db and level_wait_ms must be >= 0, got "
                              f"{self.early_quiet_margin_db}, {self.level_wait_ms}")
@@ -266,11 +273,11 @@ class OverlapPolicy:
             "words": float(len(tokens)),
             "backchannel": backchannel_score(tokens),
             "stop_cue": float(bool(phrases & STOP_CUES)),
-            "assistant_named": float(bool(name) and name in tokens),
+            "assistant_named": float(bool(name) and (name in tokens or self._name_begun(tokens, f, name))),
             "request": float(request),
             "other_named": float(other_named),
             "lone_name": float(lone_name),  # only a name so far, the rest still being said
-            "repeated_word": float(bool(lone) and not lone_name and not request
+            "repeated_word": float(bool(lone) and not lone_name and not request  # a lone unknown word, twice
                                    and self._unknown_word_again(lone.group(1).lower(), f.previous_words, name)),
             "user_voice": 0.5 if f.speaker_similarity is None else f.speaker_similarity,
             "loudness": loud,
@@ -280,13 +287,27 @@ class OverlapPolicy:
         }
 
     @staticmethod
+    def _name_begun(tokens: list[str], f: OverlapFeatures, name: str) -> bool:
+        # A partial cut inside the assistant's name: whisper writes the unfinished "Ve-" of "Venus, ..." as "V."
+        # (and its final of that word alone is often empty). A lone first letter counts unless fillers and
+        # backchannels begin with it ("M" of "mm-hmm", "A" of "ah").
+        if f.is_final or len(tokens) != 1 or not 1 <= len(tokens[0]) < len(name) or not name.startswith(tokens[0]):
+            return False
+        word = tokens[0]
+        if word in _NOT_NAMES or word in OTHER_VOCATIVES or word in FUNCTION_WORDS:  # "an" of "Anna" is a word
+            return False
+        return len(word) > 1 or word not in _FILLER_INITIALS
+
+    @staticmethod
     def _unknown_word_again(word: str, previous: str, assistant: str) -> bool:
-        # Two partials in a row that hold the same one word, and it is no cue, backchannel, question or function
-        # word: whisper hears a name it does not know as the same common word each time ("Tom," -> "Time.",
-        # "Time."), while a stop cue cut short changes as more of it arrives ("Back." -> "Actually...").
+        # Two partials in a row that hold one word each, and neither is a cue, backchannel, question, request,
+        # function word or the start of the assistant's name: whisper hears a name it does not know as a common
+        # word ("Tom," -> "Time.", "Time."; "John," -> "job.", "DOG"), while a stop cue cut short turns into the
+        # cue as more of it arrives ("Back." -> "Actually...", "Way." -> "wait.").
         before = _LONE_WORD.fullmatch(previous)
-        return bool(before) and before.group(1).lower() == word and len(word) >= 3 and word != assistant \
-            and word not in _NOT_NAMES and word not in _CUE_HEADS and bool(content_words(word))
+        return bool(before) and all(
+            len(w) >= 3 and not assistant.startswith(w) and w not in _NOT_NAMES and w not in _CUE_HEADS
+            and bool(content_words(w)) for w in (before.group(1).lower(), word))
 
     def decide(self, features: OverlapFeatures, context: ConversationContext | None = None) -> OverlapVerdict:
         """The verdict so far: undecided (kind None) until the cues are clear or the deadline passes."""
@@ -304,7 +325,8 @@ class OverlapPolicy:
         if s["echo"] >= o.echo_word_overlap:
             return verdict(OverlapKind.ECHO, f"the mic hears Venus's own words (echo {s['echo']:.2f})")
         if s["assistant_named"]:
-            return verdict(OverlapKind.INTERRUPTION, f"the user said the assistant's name ({context.assistant_name})")
+            said = "said" if context.assistant_name.lower() in _tokens(f.words) else f"began ({f.words!r})"
+            return verdict(OverlapKind.INTERRUPTION, f"the user {said} the assistant's name ({context.assistant_name})")
         # the voice cue is weak (see speaker.py): it does not outvote a stop cue or a request at user level
         other_voice = (f.speaker_similarity is not None and f.speaker_similarity < o.same_speaker_threshold
                        and f.elapsed_ms >= o.min_speaker_ms)
@@ -437,12 +459,32 @@ class OverlapPolicy:
                                   later.provisional, features.elapsed_ms)
         return earlier
 
+    def _called_someone(self, earlier: OverlapVerdict, features: OverlapFeatures,
+                        context: ConversationContext) -> OverlapVerdict:
+        # Background for its level alone, only just under the line, and the final words call someone by name:
+        # the user turned away from the mic to talk to a person in the room ("Kids." at -10.3 dB, then "Please
+        # keep it down."). Both verdicts keep Venus talking; this one also marks the side conversation, so the
+        # speech that follows it is taken for more of it. A voice known to be someone else's stays background.
+        o, f = self.options, features
+        voice_known = f.speaker_similarity is not None and f.elapsed_ms >= o.min_speaker_ms
+        near_line = f.loudness_db is not None and f.loudness_db >= o.background_level_db - o.named_quiet_margin_db
+        if voice_known and f.speaker_similarity < o.same_speaker_threshold or not near_line:
+            return earlier
+        s = self._scores(f, context)
+        if not s["other_named"] or s["stop_cue"] or s["assistant_named"]:
+            return earlier
+        return OverlapVerdict(OverlapKind.OTHER_ADDRESSEE, f"revised (keep talking): {f.loudness_db:.1f} dB below the "
+                              f"user's level, but the words call someone in the room: {f.words!r}", s, False,
+                              f.elapsed_ms)
+
     def review(self, earlier: OverlapVerdict, features: OverlapFeatures,
                context: ConversationContext | None = None) -> OverlapVerdict:
         """Re-judge a provisional verdict once words arrive; a changed kind means stop, or resume the answer."""
         if not earlier.provisional:
             if earlier.kind == OverlapKind.OTHER_ADDRESSEE and earlier.named and features.speech_active:
                 return self._renamed(earlier, features, context)
+            if earlier.kind == OverlapKind.BACKGROUND and features.is_final:
+                return self._called_someone(earlier, features, context or ConversationContext())
             return earlier
         later = self.decide(features, context)
         if later.kind is None:

@@ -708,6 +708,7 @@ class Runtime:
                 if final and overlap.final and overlap.final not in self._user_text:
                     self._user_text.append(overlap.final)
                     self._last_word_p = overlap.last_word_p
+                if final:  # its final is in, even an empty one ("Venus," alone often decodes to nothing)
                     self._awaiting_final = False
                 return
             # a false interruption: nothing needed an answer, so the unfinished answer resumes
