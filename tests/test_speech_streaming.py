@@ -217,6 +217,20 @@ def test_a_hint_lets_whisper_hear_the_name_that_opens_speech(whisper):
     assert full is not None and {"set", "timer", "minutes"} <= set(_words(full.text)), full
 
 
+def test_the_assistants_name_in_the_hint_lets_whisper_hear_it_opening_speech(whisper):
+    # The first 600 ms of "Venus, skip that...": whisper tiny primed with the household words alone writes
+    # "V S." or "Be us."; with the assistant's name first in the hint it writes the name.
+    from engine.runtime.addressee import overlap_hint
+
+    heard = {"with": 0, "without": 0}
+    for voice in ("en-us", "en-us+m3", "en-gb-x-rp+m1", "en-us+f2"):
+        start = espeak("Venus, skip that and tell me a joke.", voice=voice, wpm=150)[: int(0.6 * RATE)]
+        for key, hint in (("with", overlap_hint((), "Venus")), ("without", overlap_hint(()))):
+            text = whisper.transcribe_quick(start, word_timestamps=False, hint=hint)
+            heard[key] += text is not None and "venus" in _words(text.text)
+    assert heard["with"] >= 3 and heard["with"] > heard["without"], heard
+
+
 class _Recording:
     """The real whisper, noting the audio length and hint of every quick decode."""
 

@@ -131,10 +131,11 @@ def names_mentioned(text: str) -> list[str]:
 HINT_VOCATIVES = ("Mom", "Dad", "honey", "kids", "guys")
 
 
-def overlap_hint(names: tuple[str, ...] | list[str] = ()) -> str:
-    """The ASR hint for speech over Venus: the household vocatives and the names of people the user knows."""
+def overlap_hint(names: tuple[str, ...] | list[str] = (), assistant_name: str = "") -> str:
+    """The ASR hint for speech over Venus: the assistant's own name (whisper tiny writes the start of "Venus, skip
+    that" as "V S." or "Be us." without it), the household vocatives and the names of people the user knows."""
     seen: list[str] = []
-    for word in (*HINT_VOCATIVES, *names):
+    for word in (assistant_name, *HINT_VOCATIVES, *names):
         if word.strip() and word.lower() not in {w.lower() for w in seen}:
             seen.append(word.strip())
     return ", ".join(seen[:24]) + "."

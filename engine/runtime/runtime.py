@@ -220,7 +220,7 @@ class Runtime:
     def _prime_asr(self) -> None:
         set_hint = getattr(self.mouth, "set_overlap_hint", None)
         if set_hint is not None:
-            set_hint(overlap_hint(self._other_names))
+            set_hint(overlap_hint(self._other_names, self.settings.conversation.assistant_name))
 
     def _learn_names(self, text: str) -> None:
         known = {n.lower() for n in self._other_names}
