@@ -437,3 +437,24 @@ def test_a_partial_cut_inside_the_assistants_name_stops_venus() -> None:
         verdict = decide(words, elapsed=650, active=False, final=final, context=context)
         assert not verdict.scores["assistant_named"], (words, verdict.reason)
         assert not verdict.stop, (words, verdict.reason)
+
+
+def test_and_twice_is_whispers_guess_at_a_name_and_the_words_after_a_name_go_on_to_that_person() -> None:
+    # "Anna, where did you put the keys?" decodes as "And", "and.", "And Web.", "And where did you?", ...
+    policy = OverlapPolicy()
+    once = decide("And", elapsed=480)
+    assert once.stop, once.reason
+    twice = policy.review(once, OverlapFeatures(elapsed_ms=650, words="and.", previous_words="And", **USER), SPEAKING)
+    assert twice.kind == OverlapKind.OTHER_ADDRESSEE and twice.named, twice.reason
+    verdict = twice
+    for words in ("And Web.", "And a quick...", "And where did you?", "And where did you put the keys?"):
+        verdict = policy.review(verdict, OverlapFeatures(elapsed_ms=1000, words=words, **USER), SPEAKING)
+        assert verdict.kind == OverlapKind.OTHER_ADDRESSEE and verdict.named, (words, verdict.reason)
+    # without the name before them, the same words are a request to Venus
+    assert decide("And where did you?", elapsed=1000).stop
+    # ...and after it, a stop cue, Venus's name or a question about the world still stop her
+    for words in ("And, wait.", "Venus, what about it?", "And how tall is it?"):
+        later = policy.review(twice, OverlapFeatures(elapsed_ms=1000, words=words, **USER), SPEAKING)
+        assert later.stop, (words, later.reason)
+    # other function words alone twice are no name
+    assert decide("The.", elapsed=700, previous_words="The.").scores["repeated_word"] == 0.0

@@ -233,6 +233,31 @@ def test_a_held_answer_goes_on_once_two_partials_agree_on_a_lone_word_that_is_no
         runtime.close()
 
 
+def test_the_assistants_name_cut_short_stops_venus_and_an_empty_final_leaves_her_listening(backend, wait_until) -> None:
+    # "Venus," and a breath while she speaks: the only partial is "V." and whisper's final of the word alone is
+    # empty. She yields to the name; the empty final means nothing is left to wait for, so she listens again
+    # (she used to wait in "yielding" for words that were never coming).
+    first, release, slow_reader = _first_clause_held()  # Venus is "speaking" the first clause all along
+
+    timeline, runtime, _ = _session(backend, on_clause=slow_reader, with_harness=False, max_tokens=400)
+    try:
+        runtime.send_text("Tell me a long story about a dragon and a knight.")
+        assert first.wait(60)
+        start = timeline.now_ms()
+        timeline.append(ev.UserSpeechStart(start_ms=start, overlapping_assistant=True))
+        assert wait_until(lambda: runtime._overlap is not None and runtime._overlap.held)
+        timeline.append(ev.AsrPartial(text="V.", segment_start_ms=start))
+        timeline.append(ev.UserSpeechEnd(start_ms=start, end_ms=start + 600))
+        assert wait_until(lambda: any("assistant's name" in e.reason
+                                      for e in timeline.events(kinds=[ev.Kind.INTERRUPTION])))
+        timeline.append(ev.AsrFinal(text="", segment_start_ms=start, segment_end_ms=start + 600))
+        assert wait_until(lambda: runtime.state == ev.RuntimeStateName.LISTENING)
+        assert not runtime._awaiting_final
+    finally:
+        release.set()
+        runtime.close()
+
+
 @pytest.mark.parametrize("blocks_before_report", [8, 5])
 def test_quiet_speech_the_vad_reports_late_is_measured_from_its_onset_and_never_pauses_venus(
         backend, wait_until, blocks_before_report: int) -> None:

@@ -54,6 +54,10 @@ _NOT_NAMES = BACKCHANNELS | STOP_CUES | frozenset(
     "skip forget cancel listen look tell show give let go try".split())
 # Letters that fillers and backchannels begin with ("ah", "hm", "mm", "oh", "uh"): whisper writes them alone too
 _FILLER_INITIALS = frozenset("ahmoue")
+# Function words whisper tiny writes, alone and twice in a row, for a name it cannot make out at the start of
+# speech: "Anna, where did you put the keys?" opened with "And" in all 5 such overlaps of seeds 101 and 111, as
+# "And", "and." in 3 of them (a user who starts to interrupt with "And..." gets on with the words at once)
+_NAME_SOUNDALIKES = frozenset({"and"})
 # First words of the stop cues: "Hold." alone is "hold on" cut short, not a name.
 _CUE_HEADS = frozenset(cue.split()[0] for cue in STOP_CUES)
 _SECOND_PERSON = re.compile(r"\b(can|could|would|will|do|did) you\b|\byou\b|\byour\b")
@@ -177,6 +181,9 @@ class ConversationContext:
     answer_age_ms: int | None = None
 
 
+_NAME_SCORES = ("assistant_named", "other_named", "lone_name", "repeated_word")  # the scores that are names
+
+
 @dataclass(frozen=True)
 class OverlapVerdict:
     """The policy's answer: a kind (None while undecided), why, and the scores behind it."""
@@ -190,8 +197,7 @@ class OverlapVerdict:
     @property
     def named(self) -> bool:
         """True when the verdict rests on a name: the assistant's, or someone else's called out."""
-        return bool(self.scores.get("assistant_named") or self.scores.get("other_named")
-                    or self.scores.get("lone_name") or self.scores.get("repeated_word"))
+        return any(self.scores.get(key) for key in _NAME_SCORES)
 
     @property
     def decided(self) -> bool:
@@ -305,6 +311,8 @@ class OverlapPolicy:
         # word ("Tom," -> "Time.", "Time."; "John," -> "job.", "DOG"), while a stop cue cut short turns into the
         # cue as more of it arrives ("Back." -> "Actually...", "Way." -> "wait.").
         before = _LONE_WORD.fullmatch(previous)
+        if before and before.group(1).lower() == word and word in _NAME_SOUNDALIKES:
+            return True
         return bool(before) and all(
             len(w) >= 3 and not assistant.startswith(w) and w not in _NOT_NAMES and w not in _CUE_HEADS
             and bool(content_words(w)) for w in (before.group(1).lower(), word))
@@ -498,8 +506,20 @@ class OverlapPolicy:
             # speech first judged background (too quiet) is the user's only if their voice or level says so
             return OverlapVerdict(OverlapKind.BACKGROUND, earlier.reason, later.scores,
                                   features.speech_active and not features.is_final, features.elapsed_ms)
+        if earlier.kind == OverlapKind.OTHER_ADDRESSEE and earlier.named and later.stop \
+                and not (later.scores.get("stop_cue") or later.scores.get("assistant_named")) \
+                and addressee_cues(features.words, context.speaking_text if context else "",
+                                   context.topic_text if context else "").to_assistant == 0:
+            # after a name (perhaps only whisper's guess at one), words that neither stop Venus nor point at her
+            # go on talking to that person ("And." "and." for "Anna,", then "And where did you...")
+            return earlier
+        if earlier.kind == later.kind == OverlapKind.OTHER_ADDRESSEE and earlier.named and not later.named:
+            # the words agree it is someone else; the name heard before still stands behind the verdict
+            names = {k: v for k, v in earlier.scores.items() if k in _NAME_SCORES and v}
+            later = OverlapVerdict(later.kind, later.reason, {**later.scores, **names}, later.provisional,
+                                   later.elapsed_ms)
         if later.kind != earlier.kind:
-            action = "resume the paused answer" if earlier.stop else "stop"
+            action = "resume the paused answer" if earlier.stop else "stop" if later.stop else "keep talking"
             return OverlapVerdict(later.kind, f"revised ({action}): {later.reason}", later.scores,
                                   later.provisional, features.elapsed_ms)
         return later
