@@ -309,7 +309,9 @@ def test_names_the_user_mentioned_count_as_other_addressees() -> None:
     assert names_mentioned("my roommate, Jake, cooks") == ["Jake"]
     assert names_mentioned("my dad is at work and I told my friend I would call") == []
     assert overlap_hint(["Anna", "dad", "Tom"]) == "Mom, Dad, honey, kids, guys, Anna, Tom."
-    assert overlap_hint(["Anna"], "Venus") == "Venus, Mom, Dad, honey, kids, guys, Anna."
+    assert overlap_hint(["Anna"], "Venus") == "Mom, Dad, honey, kids, guys, Anna, Venus."
+    many = overlap_hint([f"Name{chr(65 + i)}" for i in range(26)], "Venus")
+    assert many.endswith(", Venus.") and many.count(",") == 23  # the assistant's name is never cut off
     knows_ines = ConversationContext(speaking_text="The tower is", other_names=("Ines",))
     # a lone name whisper wrote so far, not among the common given names: known only from what the user said
     assert decide("Ines.", elapsed=500, context=knows_ines).kind == OverlapKind.OTHER_ADDRESSEE

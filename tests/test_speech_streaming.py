@@ -219,7 +219,7 @@ def test_a_hint_lets_whisper_hear_the_name_that_opens_speech(whisper):
 
 def test_the_assistants_name_in_the_hint_lets_whisper_hear_it_opening_speech(whisper):
     # The first 600 ms of "Venus, skip that...": whisper tiny primed with the household words alone writes
-    # "V S." or "Be us."; with the assistant's name first in the hint it writes the name.
+    # "V S." or "Be us."; with the assistant's name in the hint it writes the name.
     from engine.runtime.addressee import overlap_hint
 
     heard = {"with": 0, "without": 0}

@@ -132,10 +132,16 @@ HINT_VOCATIVES = ("Mom", "Dad", "honey", "kids", "guys")
 
 
 def overlap_hint(names: tuple[str, ...] | list[str] = (), assistant_name: str = "") -> str:
-    """The ASR hint for speech over Venus: the assistant's own name (whisper tiny writes the start of "Venus, skip
-    that" as "V S." or "Be us." without it), the household vocatives and the names of people the user knows."""
+    """The ASR hint for speech over Venus: the household vocatives, the names of people the user knows, and last
+    the assistant's own name (whisper tiny writes the start of "Venus, skip that" as "V S." or "Be us." without
+    it). Last, because at the end of the prompt it costs the other names least: on 5 voices' first 450-600 ms,
+    household names were heard 40 of 60 times without it, 39 with it last, 37 with it first; "Venus" 0 / 9 / 8
+    of 10."""
     seen: list[str] = []
-    for word in (assistant_name, *HINT_VOCATIVES, *names):
+    for word in (*HINT_VOCATIVES, *names):
         if word.strip() and word.lower() not in {w.lower() for w in seen}:
             seen.append(word.strip())
-    return ", ".join(seen[:24]) + "."
+    seen = seen[:23]
+    if assistant_name.strip() and assistant_name.strip().lower() not in {w.lower() for w in seen}:
+        seen.append(assistant_name.strip())
+    return ", ".join(seen) + "."

@@ -55,8 +55,8 @@ _NOT_NAMES = BACKCHANNELS | STOP_CUES | frozenset(
 # Letters that fillers and backchannels begin with ("ah", "hm", "mm", "oh", "uh"): whisper writes them alone too
 _FILLER_INITIALS = frozenset("ahmoue")
 # Function words whisper tiny writes, alone and twice in a row, for a name it cannot make out at the start of
-# speech: "Anna, where did you put the keys?" opened with "And" in all 5 such overlaps of seeds 101 and 111, as
-# "And", "and." in 3 of them (a user who starts to interrupt with "And..." gets on with the words at once)
+# speech: "Anna, where did you put the keys?" opened with "And" in all 6 such overlaps of seeds 101 and 111, as
+# "And", "and." in 4 of them (a user who starts to interrupt with "And..." gets on with the words at once)
 _NAME_SOUNDALIKES = frozenset({"and"})
 # First words of the stop cues: "Hold." alone is "hold on" cut short, not a name.
 _CUE_HEADS = frozenset(cue.split()[0] for cue in STOP_CUES)
