@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import threading
 
 import pytest
@@ -42,6 +43,24 @@ def _session(backend, *, harness_permissions=None, on_clause=None, options=None,
     runtime = Runtime(timeline, conversation, mouth, harness=harness, settings=settings,
                       options=options or RuntimeOptions(proactive_gap_ms=300)).start()
     return timeline, runtime, harness
+
+
+@contextlib.contextmanager
+def _held_overlap(backend, wait_until):
+    """Venus telling a long story, the first clause held, and speech over it with no words yet: she is paused on
+    it (a provisional stop at the deadline). Yields (timeline, runtime, segment start)."""
+    first, release, slow_reader = _first_clause_held()
+    timeline, runtime, _ = _session(backend, on_clause=slow_reader, with_harness=False, max_tokens=400)
+    try:
+        runtime.send_text("Tell me a long story about a dragon and a knight.")
+        assert first.wait(60)
+        start = timeline.now_ms()
+        timeline.append(ev.UserSpeechStart(start_ms=start, overlapping_assistant=True))
+        assert wait_until(lambda: runtime._overlap is not None and runtime._overlap.held)
+        yield timeline, runtime, start
+    finally:
+        release.set()
+        runtime.close()
 
 
 def _first_clause_held():
@@ -211,15 +230,7 @@ def test_a_held_answer_goes_on_once_two_partials_agree_on_a_lone_word_that_is_no
     # Speech over Venus with no words by the deadline pauses the answer. "Tom, turn the oven off" decodes as
     # "Time." twice before the rest is heard: once is not enough to go on, twice is (a name whisper does not
     # know), and the answer resumes without waiting for the rest of the sentence.
-    first, release, slow_reader = _first_clause_held()  # Venus is "speaking" the first clause all along
-
-    timeline, runtime, _ = _session(backend, on_clause=slow_reader, with_harness=False, max_tokens=400)
-    try:
-        runtime.send_text("Tell me a long story about a dragon and a knight.")
-        assert first.wait(60)
-        start = timeline.now_ms()
-        timeline.append(ev.UserSpeechStart(start_ms=start, overlapping_assistant=True))
-        assert wait_until(lambda: runtime._overlap is not None and runtime._overlap.held)
+    with _held_overlap(backend, wait_until) as (timeline, runtime, start):
         timeline.append(ev.AsrPartial(text="Time.", segment_start_ms=start))
         threading.Event().wait(0.3)
         assert runtime._overlap is not None and runtime._overlap.held  # one lone word: still paused
@@ -228,24 +239,13 @@ def test_a_held_answer_goes_on_once_two_partials_agree_on_a_lone_word_that_is_no
                                       for e in timeline.events(kinds=[ev.Kind.OVERLAP_DECISION])))
         assert wait_until(lambda: runtime._overlap is not None and not runtime._overlap.held)
         assert not timeline.events(kinds=[ev.Kind.INTERRUPTION])
-    finally:
-        release.set()
-        runtime.close()
 
 
 def test_the_assistants_name_cut_short_stops_venus_and_an_empty_final_leaves_her_listening(backend, wait_until) -> None:
     # "Venus," and a breath while she speaks: the only partial is "V." and whisper's final of the word alone is
     # empty. She yields to the name; the empty final means nothing is left to wait for, so she listens again
     # (she used to wait in "yielding" for words that were never coming).
-    first, release, slow_reader = _first_clause_held()  # Venus is "speaking" the first clause all along
-
-    timeline, runtime, _ = _session(backend, on_clause=slow_reader, with_harness=False, max_tokens=400)
-    try:
-        runtime.send_text("Tell me a long story about a dragon and a knight.")
-        assert first.wait(60)
-        start = timeline.now_ms()
-        timeline.append(ev.UserSpeechStart(start_ms=start, overlapping_assistant=True))
-        assert wait_until(lambda: runtime._overlap is not None and runtime._overlap.held)
+    with _held_overlap(backend, wait_until) as (timeline, runtime, start):
         timeline.append(ev.AsrPartial(text="V.", segment_start_ms=start))
         timeline.append(ev.UserSpeechEnd(start_ms=start, end_ms=start + 600))
         assert wait_until(lambda: any("assistant's name" in e.reason
@@ -253,9 +253,6 @@ def test_the_assistants_name_cut_short_stops_venus_and_an_empty_final_leaves_her
         timeline.append(ev.AsrFinal(text="", segment_start_ms=start, segment_end_ms=start + 600))
         assert wait_until(lambda: runtime.state == ev.RuntimeStateName.LISTENING)
         assert not runtime._awaiting_final
-    finally:
-        release.set()
-        runtime.close()
 
 
 @pytest.mark.parametrize("blocks_before_report", [8, 5])
