@@ -476,7 +476,7 @@ class OverlapPolicy:
         o, f = self.options, features
         voice_known = f.speaker_similarity is not None and f.elapsed_ms >= o.min_speaker_ms
         near_line = f.loudness_db is not None and f.loudness_db >= o.background_level_db - o.named_quiet_margin_db
-        if voice_known and f.speaker_similarity < o.same_speaker_threshold or not near_line:
+        if (voice_known and f.speaker_similarity < o.same_speaker_threshold) or not near_line:
             return earlier
         s = self._scores(f, context)
         if not s["other_named"] or s["stop_cue"] or s["assistant_named"]:
