@@ -232,17 +232,48 @@ def test_the_assistants_name_in_the_hint_lets_whisper_hear_it_opening_speech(whi
 
 
 class _Recording:
-    """The real whisper, noting the audio length and hint of every quick decode."""
+    """The real whisper, noting the audio length and hint of every quick decode, and every decode's beam."""
 
     def __init__(self, inner):
-        self.inner, self.calls = inner, []
+        self.inner, self.calls, self.beams = inner, [], []
 
-    def transcribe(self, audio, *, word_timestamps):
-        return self.inner.transcribe(audio, word_timestamps=word_timestamps)
+    def transcribe(self, audio, *, word_timestamps, beam_size=None):
+        self.beams.append(("final", beam_size))
+        return self.inner.transcribe(audio, word_timestamps=word_timestamps, beam_size=beam_size)
 
-    def transcribe_quick(self, audio, *, word_timestamps, hint=""):
+    def transcribe_quick(self, audio, *, word_timestamps, hint="", beam_size=None):
         self.calls.append((len(audio), hint))
-        return self.inner.transcribe_quick(audio, word_timestamps=word_timestamps, hint=hint)
+        self.beams.append(("prefinal" if word_timestamps else "partial", beam_size))
+        return self.inner.transcribe_quick(audio, word_timestamps=word_timestamps, hint=hint, beam_size=beam_size)
+
+
+def test_the_turn_beam_applies_to_the_pre_final_and_final_only(whisper):
+    # "How much does it cost to fly to": greedy whisper tiny writes the cut-off question as "... cost of light?"
+    speech = espeak("How much does it cost to fly to", voice="en-us", wpm=165)
+    recording = _Recording(whisper)
+    finals: list = []
+    recognizer = StreamingRecognizer(recording, lambda text, start: None,
+                                     lambda t, start, end: finals.append(t), partial_interval_ms=300)
+    try:
+        recognizer.begin(0, final_beam_size=4)
+        step = RATE // 50
+        for i in range(0, len(speech), step):  # 20 ms blocks, in real time
+            recognizer.feed(speech[i:i + step])
+            time.sleep(0.02)
+        recognizer.prefinal(len(speech))
+        time.sleep(0.5)
+        recognizer.end(len(speech))
+        deadline = time.monotonic() + 10
+        while not finals and time.monotonic() < deadline:
+            time.sleep(0.05)
+    finally:
+        recognizer.close()
+    assert finals, "no final"
+    kinds = {kind: {beam for k, beam in recording.beams if k == kind} for kind, _ in recording.beams}
+    assert kinds.get("partial") == {None}, recording.beams
+    assert kinds.get("prefinal") == {4} and kinds.get("final", {4}) == {4}, recording.beams
+    with pytest.raises(ValueError, match="final_beam_size"):
+        recognizer.begin(0, final_beam_size=0)
 
 
 def test_the_hint_and_the_early_first_partial_apply_to_the_start_of_a_segment_only(whisper):

@@ -74,6 +74,28 @@ def test_an_unsure_last_word_does_not_hold_a_question_a_closer_or_a_sure_turn(te
     assert "unsure" not in verdict.reason
 
 
+@pytest.mark.parametrize("text", ["What's the best way to get, too?", "How do I get to?", "Is it far to go, too."])
+def test_a_motion_verb_then_too_is_the_preposition_heard_as_its_homophone(text: str) -> None:
+    # whisper (beam 4) writes the cut-off "What's the best way to get to" as "What's the best way to get, too?"
+    verdict = EndOfTurnDetector().decide(0, text, is_final=True, last_word_probability=0.95)
+    assert verdict.required_silence_ms >= 1500, verdict.reason
+
+
+@pytest.mark.parametrize("text", ["Could you recommend a good science fiction book?", "Where is my phone call?",
+                                  "Can you show me the new book?"])
+def test_an_object_verb_after_a_determiner_is_a_noun_that_ends_the_question(text: str) -> None:
+    verdict = EndOfTurnDetector().decide(0, text, is_final=True, last_word_probability=0.95)
+    assert verdict.required_silence_ms <= 500, verdict.reason
+    assert "wants its object" not in verdict.reason
+
+
+@pytest.mark.parametrize("text", ["Please add", "Can you remind me to call", "I need to book", "And then send"])
+def test_an_object_verb_after_to_please_or_a_subject_still_wants_its_object(text: str) -> None:
+    verdict = EndOfTurnDetector().decide(0, text, is_final=True, last_word_probability=0.95)
+    assert "still wants its object" in verdict.reason
+    assert verdict.required_silence_ms >= 1500
+
+
 def test_no_words_needs_the_maximum_silence() -> None:
     detector = EndOfTurnDetector(options=EndOfTurnOptions(min_silence_ms=100, max_silence_ms=900))
     assert not detector.decide(899, "  ").end_of_turn

@@ -101,21 +101,26 @@ class WhisperTranscriber:
             self._warm = True
             self.transcribe(np.zeros(SAMPLE_RATE // 2, np.float32), word_timestamps=True)
 
-    def transcribe(self, audio: np.ndarray, *, word_timestamps: bool) -> Transcript:
-        """Decode the whole clip (no VAD filter: the caller already cut it to speech)."""
+    def transcribe(self, audio: np.ndarray, *, word_timestamps: bool, beam_size: int | None = None) -> Transcript:
+        """Decode the whole clip (no VAD filter: the caller already cut it to speech).
+
+        `beam_size` overrides the options' for this clip (the words that end a turn are worth a wider search).
+        """
         audio = np.asarray(audio, dtype=np.float32)
         features = self._model.feature_extractor(audio)
         window = max(int(self.options.window_s * _FRAMES_PER_S), features.shape[-1] + _FRAMES_PER_S)
         if self._tokenizer is not None and window <= _MAX_FRAMES:
-            transcript = self._windowed(features, window, word_timestamps)
+            transcript = self._windowed(features, window, word_timestamps, beam_size=beam_size)
             if transcript is not None and transcript.within_audio:
                 return transcript
-        return self._long_form(audio, word_timestamps)
+        return self._long_form(audio, word_timestamps, beam_size)
 
-    def transcribe_quick(self, audio: np.ndarray, *, word_timestamps: bool, hint: str = "") -> Transcript | None:
+    def transcribe_quick(self, audio: np.ndarray, *, word_timestamps: bool, hint: str = "",
+                         beam_size: int | None = None) -> Transcript | None:
         """The short-window decode only, never whisper's 30 s decode (3-4x the cost: 0.7-1.2 s here). None where
         whisper looped; a transcript with `within_audio` False where its timestamps ran past the audio.
 
+        `beam_size` overrides the options' for this clip.
         `hint` is text whisper reads as what came before (its "previous text" prompt): words it should expect.
         The first word of speech aimed at someone in the room is a name that whisper tiny hears as a common word
         on its own ("Dad" as "bad.", "Honey" as "her need."); with the names in the hint it writes them.
@@ -125,7 +130,7 @@ class WhisperTranscriber:
         window = max(int(self.options.window_s * _FRAMES_PER_S), features.shape[-1] + _FRAMES_PER_S)
         if self._tokenizer is None or window > _MAX_FRAMES:
             return None
-        return self._windowed(features, window, word_timestamps, hint)
+        return self._windowed(features, window, word_timestamps, hint, beam_size)
 
     def _hint_tokens(self, hint: str) -> list[int]:
         tokens = self._hints.get(hint)
@@ -139,7 +144,7 @@ class WhisperTranscriber:
         return tokens
 
     def _windowed(self, features: np.ndarray, window: int, word_timestamps: bool,
-                  hint: str = "") -> Transcript | None:
+                  hint: str = "", beam_size: int | None = None) -> Transcript | None:
         """Decode in a short window, with whisper's timestamps; None when whisper looped up to the length limit,
         `within_audio` False when its timestamps ran past the audio (the caller may fall back to 30 s)."""
         import ctranslate2
@@ -153,7 +158,7 @@ class WhisperTranscriber:
         limit = int(24 + 14 * seconds)
         hinted = self._hint_tokens(hint) if hint.strip() else []
         result = self._model.model.generate(  # max_length counts the prompt too
-            encoded, [[*hinted, *tokenizer.sot_sequence]], beam_size=self.options.beam_size,
+            encoded, [[*hinted, *tokenizer.sot_sequence]], beam_size=beam_size or self.options.beam_size,
             max_length=limit + len(hinted),
             suppress_blank=True, suppress_tokens=[-1], return_scores=True, return_no_speech_prob=True)[0]
         sequence = result.sequences_ids[0]
@@ -179,10 +184,10 @@ class WhisperTranscriber:
                       for w in alignment if w["word"].strip())
         return Transcript(text, words)
 
-    def _long_form(self, audio: np.ndarray, word_timestamps: bool) -> Transcript:
+    def _long_form(self, audio: np.ndarray, word_timestamps: bool, beam_size: int | None = None) -> Transcript:
         segments, _ = self._model.transcribe(
             audio, language=self.options.language or None,
-            beam_size=self.options.beam_size, word_timestamps=word_timestamps, vad_filter=False,
+            beam_size=beam_size or self.options.beam_size, word_timestamps=word_timestamps, vad_filter=False,
             condition_on_previous_text=False, without_timestamps=not word_timestamps, temperature=0.0,
         )
         texts: list[str] = []
@@ -216,6 +221,7 @@ class StreamingRecognizer:
         if hint_max_s < 0:
             raise ValueError(f"hint_max_s must be >= 0, got {hint_max_s}")
         self._hint = ""  # the open segment's hint for its early partials
+        self._final_beam: int | None = None  # the open segment's beam for its pre-finals and final
         self._hint_samples = int(hint_max_s * SAMPLE_RATE)
         self._transcriber = transcriber
         self._on_partial = on_partial
@@ -239,7 +245,8 @@ class StreamingRecognizer:
         self._thread.start()
 
     def begin(self, start_sample: int, lookback: np.ndarray | None = None, *,
-              partial_interval_ms: int | None = None, hint: str = "", first_partial_ms: int | None = None) -> None:
+              partial_interval_ms: int | None = None, hint: str = "", first_partial_ms: int | None = None,
+              final_beam_size: int | None = None) -> None:
         """A segment opened at `start_sample`; `lookback` is the audio already heard from that sample on.
 
         `partial_interval_ms` overrides the interval for this segment (speech over Venus's voice needs its
@@ -247,10 +254,14 @@ class StreamingRecognizer:
         `hint_max_s` of audio) with words to expect, such as the names of people in the room; later partials and
         the final are decoded without it, so a hint cannot put a name where none was said for long.
         `first_partial_ms` brings the first partial forward: it is due once the segment holds that much audio
-        (otherwise one interval after the look-back).
+        (otherwise one interval after the look-back). `final_beam_size` decodes the segment's pre-finals and
+        final with that beam (the transcriber's own otherwise); partials stay at the transcriber's.
         """
+        if final_beam_size is not None and final_beam_size < 1:
+            raise ValueError(f"final_beam_size must be >= 1, got {final_beam_size}")
         with self._cond:
             self._hint = hint
+            self._final_beam = final_beam_size
             interval = partial_interval_ms if partial_interval_ms is not None else self._default_interval_ms
             if interval < 50:
                 raise ValueError(f"partial_interval_ms must be >= 50, got {interval}")
@@ -282,7 +293,7 @@ class StreamingRecognizer:
             if self._segment_start < 0 or end_sample <= self._segment_start:
                 return
             audio = self._joined()[: end_sample - self._segment_start]
-            self._prefinal = _Job(audio, self._segment_start, end_sample)
+            self._prefinal = _Job(audio, self._segment_start, end_sample, self._final_beam)
             self._cond.notify()
 
     def end(self, end_sample: int) -> None:
@@ -292,7 +303,7 @@ class StreamingRecognizer:
                 return
             audio = self._joined()[: max(0, end_sample - self._segment_start)] if self._chunks else \
                 np.zeros(0, np.float32)
-            self._finals.append(_Job(audio, self._segment_start, end_sample))
+            self._finals.append(_Job(audio, self._segment_start, end_sample, self._final_beam))
             self._prefinal, self._partial_for = None, -1  # both were about this segment: the final replaces them
             self._segment_start, self._chunks, self._samples = -1, [], 0
             self._cond.notify()
@@ -362,13 +373,15 @@ class StreamingRecognizer:
                 with self._cond:
                     self._busy = False
 
-    def _quick(self, audio: np.ndarray, *, word_timestamps: bool, hint: str = "") -> Transcript | None:
+    def _quick(self, audio: np.ndarray, *, word_timestamps: bool, hint: str = "",
+               beam_size: int | None = None) -> Transcript | None:
         quick = getattr(self._transcriber, "transcribe_quick", None)
+        extra: dict[str, object] = {"beam_size": beam_size} if beam_size is not None else {}
         if quick is None:
-            return self._transcriber.transcribe(audio, word_timestamps=word_timestamps)
+            return self._transcriber.transcribe(audio, word_timestamps=word_timestamps, **extra)
         if hint:
-            return quick(audio, word_timestamps=word_timestamps, hint=hint)
-        return quick(audio, word_timestamps=word_timestamps)
+            extra["hint"] = hint
+        return quick(audio, word_timestamps=word_timestamps, **extra)
 
     def _post_partial(self, audio: np.ndarray, text: str, start: int) -> None:
         if self._on_audio is not None:
@@ -394,7 +407,7 @@ class StreamingRecognizer:
         assert isinstance(job, _Job)
         if kind == "prefinal":
             began = time.perf_counter()
-            transcript = self._quick(job.audio, word_timestamps=True)
+            transcript = self._quick(job.audio, word_timestamps=True, beam_size=job.beam)
             log.debug("pre-final of %.2f s audio in %.0f ms: %r", len(job.audio) / SAMPLE_RATE,
                       (time.perf_counter() - began) * 1000, transcript and transcript.text)
             if transcript is None:
@@ -412,7 +425,8 @@ class StreamingRecognizer:
             transcript = early[1]  # the pause held: the early decode is the final
             self.finals_from_prefinal += 1
         elif len(job.audio):
-            transcript = self._transcriber.transcribe(job.audio, word_timestamps=True)
+            extra = {"beam_size": job.beam} if job.beam is not None else {}
+            transcript = self._transcriber.transcribe(job.audio, word_timestamps=True, **extra)
         else:
             transcript = Transcript("")
         log.debug("final of %.2f s audio in %.0f ms (early decode %s)", len(job.audio) / SAMPLE_RATE,
@@ -430,3 +444,4 @@ class _Job:
     audio: np.ndarray
     start: int
     end: int
+    beam: int | None = None  # the segment's beam for its pre-finals and final (None: the transcriber's own)

@@ -378,7 +378,8 @@ class SpeechPipeline:
                     start, self._recent.since(start),
                     partial_interval_ms=asr.overlap_partial_interval_ms if overlapping else None,
                     first_partial_ms=asr.overlap_first_partial_ms if overlapping else None,
-                    hint=self._overlap_hint if overlapping else "")
+                    hint=self._overlap_hint if overlapping else "",
+                    final_beam_size=None if overlapping else asr.turn_beam_size)
                 self.timeline.append(UserSpeechStart(start_ms=self._ms(start), overlapping_assistant=overlapping))
             else:
                 if self._speech_open and not fed:
