@@ -268,6 +268,22 @@ def test_a_burst_moments_after_a_settled_overlap_is_more_of_the_same_until_its_w
     assert decide("", elapsed=300, context=side).kind == OverlapKind.OTHER_ADDRESSEE
 
 
+def test_words_moments_after_the_user_called_someone_are_said_to_that_person() -> None:
+    # seed 121, talking to others 011: "Tom." closed as its own segment, then "Turn the oven off." began 544 ms
+    # later, under a second after Venus started: it was taken for the user going on with their turn
+    after_name = ConversationContext(speaking_text="Marie Curie was", follows=OverlapKind.OTHER_ADDRESSEE,
+                                     answer_age_ms=974)
+    for words in ("Turn the oven.", "Can you grab the mail?", "where did you put the keys?"):
+        verdict = decide(words, elapsed=900, context=after_name)
+        assert verdict.kind == OverlapKind.OTHER_ADDRESSEE and not verdict.stop, verdict.reason
+        assert not verdict.provisional
+    for words in ("Venus, what time is it?", "Wait, stop.", "Hold on."):
+        assert decide(words, elapsed=900, context=after_name).stop, words
+    # without the call before it, the same words that soon after Venus began go on with the user's turn
+    alone = ConversationContext(speaking_text="Marie Curie was", answer_age_ms=974)
+    assert decide("Turn the oven.", elapsed=900, context=alone).stop
+
+
 def test_speech_judged_quiet_that_opens_with_a_stop_cue_stops_unless_the_voice_is_someone_elses() -> None:
     early = decide("", elapsed=300, loudness_db=-13.0, speaker_similarity=None)
     assert early.kind == OverlapKind.BACKGROUND and early.provisional

@@ -372,6 +372,10 @@ class OverlapPolicy:
                            f"most likely a name whisper does not know ({f.words!r})", provisional=True)
         if context.side_conversation:
             return verdict(OverlapKind.OTHER_ADDRESSEE, f"the side conversation goes on: {f.words!r}")
+        if context.follows == OverlapKind.OTHER_ADDRESSEE:
+            # "Tom." (its own segment), then "Turn the oven off.": what follows a call to someone moments ago is
+            # said to them, even a request, unless it stops Venus or names her (both checked above)
+            return verdict(OverlapKind.OTHER_ADDRESSEE, f"moments after the user called someone: {f.words!r}")
         if s["backchannel"] >= 0.99 and s["words"] <= 3:
             if s["asked_question"]:
                 return verdict(OverlapKind.INTERRUPTION, f"{f.words!r} answers the question Venus asked")
