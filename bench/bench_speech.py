@@ -138,13 +138,16 @@ def bench_asr(threads: int, count: int, tmp: Path) -> None:
           f"{med(after_speech):.0f} ms after the last spoken sample (VAD waits {settings.vad.min_silence_ms} ms of "
           f"silence); {reused}/{len(clips)} finals reused the decode started at the pause")
     full_window = WhisperTranscriber(WhisperOptions(resolve("whisper-tiny-en"), threads=threads, window_s=30.0))
-    runs = {"final (15 s window, word times)": (transcriber, True), "same without word times": (transcriber, False),
-            "whisper's own 30 s window, word times": (full_window, True)}
+    beam = settings.asr.turn_beam_size
+    runs = {"final (15 s window, word times)": (transcriber, True, 1),
+            f"same with the turn beam ({beam})": (transcriber, True, beam),
+            "same without word times": (transcriber, False, 1),
+            "whisper's own 30 s window, word times": (full_window, True, 1)}
     plain: dict[str, list[float]] = {name: [] for name in runs}
     for speech in clips:  # the decodes side by side, interleaved, so load hits them alike
-        for name, (model, words) in runs.items():
+        for name, (model, words, width) in runs.items():
             began = time.perf_counter()
-            model.transcribe(speech, word_timestamps=words)
+            model.transcribe(speech, word_timestamps=words, beam_size=width)
             plain[name].append((time.perf_counter() - began) * 1000)
     base = med(plain["final (15 s window, word times)"])
     print("  plain decodes of the same audio, median: " + "; ".join(

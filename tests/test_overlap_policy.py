@@ -284,6 +284,18 @@ def test_words_moments_after_the_user_called_someone_are_said_to_that_person() -
     assert decide("Turn the oven.", elapsed=900, context=alone).stop
 
 
+def test_words_that_began_before_venus_spoke_go_on_with_the_users_turn() -> None:
+    # live, seed 111 pause 001: "Tell me the news about" [pause; Venus starts 80 ms after the user goes on]
+    # "the football game", heard first as "Therefore, talk.", was taken for a call to someone named Therefore
+    before = ConversationContext(speaking_text="The news is about:", answer_age_ms=-81)
+    verdict = decide("Therefore, talk.", elapsed=700, context=before)
+    assert verdict.stop and "still talking when Venus began" in verdict.reason, verdict.reason
+    assert decide("Mm-hmm.", elapsed=700, context=before).kind == OverlapKind.BACKCHANNEL
+    # a sentence adverb and a comma is no name, whenever it comes
+    later = ConversationContext(speaking_text="The news is about:", answer_age_ms=3000)
+    assert decide("Therefore, talk.", elapsed=700, context=later).scores["other_named"] == 0.0
+
+
 def test_speech_judged_quiet_that_opens_with_a_stop_cue_stops_unless_the_voice_is_someone_elses() -> None:
     early = decide("", elapsed=300, loudness_db=-13.0, speaker_similarity=None)
     assert early.kind == OverlapKind.BACKGROUND and early.provisional

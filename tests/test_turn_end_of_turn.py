@@ -81,6 +81,15 @@ def test_a_motion_verb_then_too_is_the_preposition_heard_as_its_homophone(text: 
     assert verdict.required_silence_ms >= 1500, verdict.reason
 
 
+def test_a_lone_bye_after_a_question_is_the_preposition_a_beam_split_off() -> None:
+    # live, seed 111 pause 026: "Can you play some music by" [pause] decoded as "Can you play some music? Bye."
+    detector = EndOfTurnDetector()
+    split = detector.decide(0, "Can you play some music? Bye.", is_final=True, last_word_probability=0.93)
+    assert split.required_silence_ms >= 1500, split.reason
+    for closing in ("Okay, bye.", "Thanks. Bye."):  # a goodbye is not read as a preposition
+        assert detector.decide(0, closing, is_final=True).required_silence_ms < split.required_silence_ms
+
+
 @pytest.mark.parametrize("text", ["Could you recommend a good science fiction book?", "Where is my phone call?",
                                   "Can you show me the new book?"])
 def test_an_object_verb_after_a_determiner_is_a_noun_that_ends_the_question(text: str) -> None:

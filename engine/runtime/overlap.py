@@ -48,6 +48,8 @@ _LONE_WORD = re.compile(r"\s*(?:(?i:hey|hi|oh),? )?([A-Za-z]+)[.!?,]*\s*")
 _NOT_NAMES = BACKCHANNELS | STOP_CUES | frozenset(
     "what who where why how when which please no hello hey hi well sorry really pardon again there here now "
     "thanks then anyway so fine um uh "
+    # sentence adverbs that open with a comma like a name ("Therefore, talk." for "the football game")
+    "therefore however besides meanwhile otherwise also still plus instead indeed "
     # pronouns: whisper heard "Venus, skip that" as "Me, let's skip."
     "i me my we us our you he him his she her it they them this that "
     # verbs that open a request to Venus: whisper heard "skip that" as "Skip, not, and dev."
@@ -363,6 +365,12 @@ class OverlapPolicy:
         still_talking = f.speech_active and not f.is_final
         if s["stop_cue"]:
             return verdict(OverlapKind.INTERRUPTION, f"a stop cue in {f.words!r}")
+        if context.answer_age_ms is not None and context.answer_age_ms < 0 \
+                and s["words"] * (1.0 - s["backchannel"]) >= 1:
+            # the speech began before Venus's voice did: the user went on with the turn she took for finished
+            # ("Tell me the news about" [pause, Venus starts] "the football game"), whatever its first word reads as
+            return verdict(OverlapKind.INTERRUPTION, f"the user was still talking when Venus began "
+                           f"({-context.answer_age_ms} ms before her voice): {f.words!r}")
         if s["other_named"]:
             return verdict(OverlapKind.OTHER_ADDRESSEE, f"addressed to someone else by name in {f.words!r}")
         if s["lone_name"]:  # the words that follow the name confirm or revise it

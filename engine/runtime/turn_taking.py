@@ -80,6 +80,9 @@ _OBJECT_VERBS = frozenset("call send book buy find play get bring order add remi
 # (8 of 200 pre-pause finals of seeds 71-111 with a beam of 4), which reads as a complete question.
 _MOTION_VERBS = frozenset("get go going come coming drive driving fly flying walk walking travel move head".split())
 _DANGLING_TOO = re.compile(r"\b(" + "|".join(sorted(_MOTION_VERBS)) + r"),?\s+too\s*[.?!]*\s*$", re.IGNORECASE)
+# A beam decode splits a cut-off "music by" into "music? Bye.": a lone "Bye." after a question is the preposition
+# (nobody asks something and says goodbye in one breath; "Okay, bye." and "Thanks. Bye." stay as they are).
+_TRAILING_BYE = re.compile(r"\?\s+bye\s*[.?!]*\s*$", re.IGNORECASE)
 _SHORT_TURN_OK = _CLOSERS | _FILLERS | frozenset(
     "yes no yeah okay ok sure stop thanks thank bye goodbye hello hi hey cancel please right".split())
 
@@ -92,6 +95,9 @@ def distrust_asr_punctuation(text: str) -> str:
     dangling = _DANGLING_IT.search(stripped)
     if dangling:
         stripped = stripped[: dangling.start()] + dangling.group(1)
+    bye = _TRAILING_BYE.search(stripped)
+    if bye:
+        return stripped[: bye.start()] + " by"
     too = _DANGLING_TOO.search(stripped)
     if too:  # the preposition heard as its homophone: "the best way to get, too?" is "... to get to"
         return stripped[: too.start()] + too.group(1) + " to"
