@@ -25,7 +25,8 @@ COMPLETE = ["What's the weather in Paris?", "Set a timer for ten minutes.", "Tel
             "Who wrote Hamlet?", "Please turn the music down."]
 UNFINISHED = ["I'd like to book a table for", "I'd like to book a table for.", "Can you tell me",
               "How much does it cost to fly to?",  # whisper puts a question mark on a cut-off question
-              "So um", "Remind me to call my", "I was wondering if you could", "What's the weather in"]
+              "So um", "Remind me to call my", "I was wondering if you could", "What's the weather in",
+              "Tell me the news about!"]  # whisper ends a cut-off request with "!" too
 
 
 @pytest.mark.parametrize("text", COMPLETE)

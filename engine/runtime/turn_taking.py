@@ -88,7 +88,8 @@ _SHORT_TURN_OK = _CLOSERS | _FILLERS | frozenset(
 
 
 def distrust_asr_punctuation(text: str) -> str:
-    """The transcript without what whisper adds to a cut-off fragment: a final period, a trailing "for it"."""
+    """The transcript without what whisper adds to a cut-off fragment: a final period or exclamation mark, a
+    trailing "for it" ("Tell me the news about!" is as unfinished as "Tell me the news about")."""
     stripped = text.strip()
     if stripped.endswith("...") or stripped.endswith("…"):
         return stripped  # whisper's ellipsis marks a trailing-off voice: keep it, it says "unfinished"
@@ -101,7 +102,7 @@ def distrust_asr_punctuation(text: str) -> str:
     too = _DANGLING_TOO.search(stripped)
     if too:  # the preposition heard as its homophone: "the best way to get, too?" is "... to get to"
         return stripped[: too.start()] + too.group(1) + " to"
-    return stripped.rstrip(".").rstrip()
+    return stripped.rstrip(".!").rstrip()
 
 
 def _wants_object(words: list[str]) -> bool:
