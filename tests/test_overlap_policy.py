@@ -289,7 +289,7 @@ def test_words_that_began_before_venus_spoke_go_on_with_the_users_turn() -> None
     # "the football game", heard first as "Therefore, talk.", was taken for a call to someone named Therefore
     before = ConversationContext(speaking_text="The news is about:", answer_age_ms=-81)
     verdict = decide("Therefore, talk.", elapsed=700, context=before)
-    assert verdict.stop and "still talking when Venus began" in verdict.reason, verdict.reason
+    assert verdict.stop and "goes on with their turn" in verdict.reason, verdict.reason
     assert decide("Mm-hmm.", elapsed=700, context=before).kind == OverlapKind.BACKCHANNEL
     # a sentence adverb and a comma is no name, whenever it comes
     later = ConversationContext(speaking_text="The news is about:", answer_age_ms=3000)

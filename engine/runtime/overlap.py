@@ -365,12 +365,6 @@ class OverlapPolicy:
         still_talking = f.speech_active and not f.is_final
         if s["stop_cue"]:
             return verdict(OverlapKind.INTERRUPTION, f"a stop cue in {f.words!r}")
-        if context.answer_age_ms is not None and context.answer_age_ms < 0 \
-                and s["words"] * (1.0 - s["backchannel"]) >= 1:
-            # the speech began before Venus's voice did: the user went on with the turn she took for finished
-            # ("Tell me the news about" [pause, Venus starts] "the football game"), whatever its first word reads as
-            return verdict(OverlapKind.INTERRUPTION, f"the user was still talking when Venus began "
-                           f"({-context.answer_age_ms} ms before her voice): {f.words!r}")
         if s["other_named"]:
             return verdict(OverlapKind.OTHER_ADDRESSEE, f"addressed to someone else by name in {f.words!r}")
         if s["lone_name"]:  # the words that follow the name confirm or revise it
@@ -410,10 +404,13 @@ class OverlapPolicy:
                 and f.word_confidence is not None and f.word_confidence < o.unsure_words_confidence:
             return verdict(OverlapKind.BACKCHANNEL, f"a short sound whisper could not make out ({duration} ms, "
                            f"word confidence {f.word_confidence:.2f}): {f.words!r}")
-        if context.answer_age_ms is not None and 0 <= context.answer_age_ms < o.continuation_ms \
+        # (a segment that opened before Venus's voice began, answer age below 0, is the clearest case of all:
+        # "Tell me the news about" [pause; Venus starts as the user goes on] "the football game")
+        if context.answer_age_ms is not None and context.answer_age_ms < o.continuation_ms \
                 and s["words"] * (1.0 - s["backchannel"]) >= 1 and f.facing_screen is not False:
-            return verdict(OverlapKind.INTERRUPTION, f"the user goes on with their turn (Venus had begun "
-                           f"{context.answer_age_ms} ms before): {f.words!r}")
+            age = context.answer_age_ms
+            when = f"Venus had begun {age} ms before" if age >= 0 else f"it began {-age} ms before Venus's voice"
+            return verdict(OverlapKind.INTERRUPTION, f"the user goes on with their turn ({when}): {f.words!r}")
         if f.facing_screen is False and not s["request"]:
             return verdict(OverlapKind.OTHER_ADDRESSEE, "the user looks away from the screen")
         cues = addressee_cues(f.words, context.speaking_text, context.topic_text)
