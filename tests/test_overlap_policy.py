@@ -296,6 +296,14 @@ def test_words_that_began_before_venus_spoke_go_on_with_the_users_turn() -> None
     assert decide("Therefore, talk.", elapsed=700, context=later).scores["other_named"] == 0.0
 
 
+def test_a_short_burst_whose_final_holds_no_words_is_judged_by_how_long_it_lasted() -> None:
+    # seed 131, backchannel 026: the user's "Yeah, yeah." (1.0 s) over Venus decoded as a loop and then as nothing;
+    # the empty final arrives 1.3 s after the onset, which is not how long the burst was
+    short = decide("", elapsed=1300, active=False, final=True, duration_ms=1000)
+    assert short.kind == OverlapKind.BACKCHANNEL and not short.provisional, short.reason
+    assert decide("", elapsed=1700, active=False, final=True, duration_ms=1500).stop
+
+
 def test_speech_judged_quiet_that_opens_with_a_stop_cue_stops_unless_the_voice_is_someone_elses() -> None:
     early = decide("", elapsed=300, loudness_db=-13.0, speaker_similarity=None)
     assert early.kind == OverlapKind.BACKGROUND and early.provisional

@@ -120,3 +120,15 @@ def test_duck_lowers_without_stopping_and_unduck_restores():
 def test_piper_voice_speaks_a_clause_with_word_timing():
     audio = piper("Hello from Venus.")
     assert len(audio) > RATE // 2 and np.max(np.abs(audio)) > 0.3
+
+
+@pytest.mark.parametrize("text, loop", [
+    ("B I, B I, B I, B I, B I, B I, B I, B", True),  # whisper tiny's decode of "Yeah, yeah." over Venus's voice
+    ("the the the the the the the the the", True),
+    ("Yeah, yeah.", False), ("yeah yeah yeah yeah yeah yeah", False), ("No, no, no.", False),
+    ("and help the weather forecast for the weekend with showers and thunder.", False),
+])
+def test_a_decode_that_repeats_a_few_words_over_and_over_is_a_loop(text: str, loop: bool) -> None:
+    from engine.asr.whisper import looped
+
+    assert looped(text) is loop

@@ -1,9 +1,13 @@
-"""`make bench` entry: a small real-time run of Venus on the duplex scenarios (5 per category, about 10 min).
+"""`make bench` entry: end of turn on whisper's pre-finals, greedy against the turn beam (one seed, about 30 s),
+then a small real-time run of Venus on the duplex scenarios (5 per category, about 10 min).
 
-The full 40-per-category run is `python -m bench.duplex.run --out bench/out/duplex --per-category 40`.
+The full runs are `python -m bench.duplex.turn_end_bench --seeds 71 81 91 101 111` and
+`python -m bench.duplex.run --out bench/out/duplex --per-category 40`.
 """
 
+from bench.duplex import turn_end_bench
 from bench.duplex.run import main
 
 if __name__ == "__main__":
+    turn_end_bench.main(["--seeds", "111", "--per-category", "20"])
     raise SystemExit(main(["--out", "bench/out/duplex-quick", "--per-category", "5", "--seed", "11"]))

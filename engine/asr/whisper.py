@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+import re
 import threading
 import time
 from collections import deque
@@ -66,6 +67,17 @@ _MAX_FRAMES = 3000  # whisper's 30 s window
 _MAX_HINT_TOKENS = 64  # a hint is a few names; whisper's own prompt limit is 223 tokens
 _PREPEND_PUNCTUATION = "\"'“¿([{-"  # marks that join the next word (whisper's defaults)
 _APPEND_PUNCTUATION = "\"'.。,，!！?？:：”)]}、"  # marks that join the previous word
+
+
+_WORD = re.compile(r"[a-z0-9']+")
+
+
+def looped(text: str, min_words: int = 8, max_distinct: float = 0.25) -> bool:
+    """True when a decode repeats a few words over and over without reaching the length limit: whisper tiny
+    heard a user's "Yeah, yeah." over Venus's voice as "B I, B I, B I, B I, B I, B I, B I, B". That is a loop,
+    not words; "yeah yeah yeah" and other short repetitions are left alone."""
+    words = _WORD.findall(text.lower())
+    return len(words) >= min_words and len(set(words)) <= max_distinct * len(words)
 
 
 class WhisperTranscriber:
@@ -145,7 +157,8 @@ class WhisperTranscriber:
 
     def _windowed(self, features: np.ndarray, window: int, word_timestamps: bool,
                   hint: str = "", beam_size: int | None = None) -> Transcript | None:
-        """Decode in a short window, with whisper's timestamps; None when whisper looped up to the length limit,
+        """Decode in a short window, with whisper's timestamps; None when whisper looped (up to the length limit,
+        or a few words repeated: `looped`),
         `within_audio` False when its timestamps ran past the audio (the caller may fall back to 30 s)."""
         import ctranslate2
 
@@ -173,6 +186,8 @@ class WhisperTranscriber:
         text = tokenizer.decode(tokens).strip()
         if not any(ch.isalnum() for ch in text):
             return Transcript("", within_audio=within)  # a lone "." or "..." is whisper's way of hearing nothing
+        if looped(text):
+            return None
         if not word_timestamps or not within:
             return Transcript(text, within_audio=within)
         from faster_whisper.transcribe import merge_punctuations
@@ -197,7 +212,10 @@ class WhisperTranscriber:
             for w in seg.words or ():
                 words.append(Word(text=w.word.strip(), start_ms=int(w.start * 1000), end_ms=int(w.end * 1000),
                                   probability=float(w.probability)))
-        return Transcript(" ".join(t for t in texts if t), tuple(words))
+        text = " ".join(t for t in texts if t)
+        if looped(text):  # the long decode looped too: nothing was made out
+            return Transcript("")
+        return Transcript(text, tuple(words))
 
 
 PartialCallback = Callable[[str, int], None]  # text, segment start sample

@@ -437,8 +437,10 @@ class OverlapPolicy:
 
     def _decide_from_acoustics(self, f, s, context, at_deadline, verdict) -> OverlapVerdict:
         o = self.options
-        if not f.speech_active and f.elapsed_ms < o.backchannel_max_ms:
-            return verdict(OverlapKind.BACKCHANNEL, f"a short burst ({f.elapsed_ms} ms) with no words",
+        # how long the burst lasted, not how long ago it began (an empty final comes well after a short burst)
+        lasted = f.duration_ms if f.duration_ms is not None and not f.speech_active else f.elapsed_ms
+        if not f.speech_active and lasted < o.backchannel_max_ms:
+            return verdict(OverlapKind.BACKCHANNEL, f"a short burst ({lasted} ms) with no words",
                            provisional=not f.is_final)
         if not at_deadline:
             return verdict(None, "no words yet; ducked while listening")
