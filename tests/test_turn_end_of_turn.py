@@ -87,6 +87,9 @@ def test_a_lone_bye_after_a_question_is_the_preposition_a_beam_split_off() -> No
     detector = EndOfTurnDetector()
     split = detector.decide(0, "Can you play some music? Bye.", is_final=True, last_word_probability=0.93)
     assert split.required_silence_ms >= 1500, split.reason
+    # seed 131 pause 018, the one cut-in of that run: "Could you play some music by" as "... music, bye?"
+    asked = detector.decide(0, "Could you play some music, bye?", is_final=True, last_word_probability=0.67)
+    assert asked.required_silence_ms >= 1500, asked.reason
     for closing in ("Okay, bye.", "Thanks. Bye."):  # a goodbye is not read as a preposition
         assert detector.decide(0, closing, is_final=True).required_silence_ms < split.required_silence_ms
 

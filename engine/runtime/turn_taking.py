@@ -80,9 +80,10 @@ _OBJECT_VERBS = frozenset("call send book buy find play get bring order add remi
 # (8 of 200 pre-pause finals of seeds 71-111 with a beam of 4), which reads as a complete question.
 _MOTION_VERBS = frozenset("get go going come coming drive driving fly flying walk walking travel move head".split())
 _DANGLING_TOO = re.compile(r"\b(" + "|".join(sorted(_MOTION_VERBS)) + r"),?\s+too\s*[.?!]*\s*$", re.IGNORECASE)
-# A beam decode splits a cut-off "music by" into "music? Bye.": a lone "Bye." after a question is the preposition
-# (nobody asks something and says goodbye in one breath; "Okay, bye." and "Thanks. Bye." stay as they are).
-_TRAILING_BYE = re.compile(r"\?\s+bye\s*[.?!]*\s*$", re.IGNORECASE)
+# A beam decode writes a cut-off "music by" as "music? Bye." or "music, bye?": "bye" after a question, or asked
+# as one, is the preposition (nobody asks something and says goodbye in one breath; "Okay, bye." and "Thanks.
+# Bye." stay as they are).
+_TRAILING_BYE = re.compile(r"(\?\s+bye\s*[.?!]*|[\s,]+bye\s*\?)\s*$", re.IGNORECASE)
 _SHORT_TURN_OK = _CLOSERS | _FILLERS | frozenset(
     "yes no yeah okay ok sure stop thanks thank bye goodbye hello hi hey cancel please right".split())
 
