@@ -69,3 +69,19 @@ def write_wav(path: Path, audio: np.ndarray, rate: int = RATE) -> Path:
     """Save float32 audio as 16-bit PCM."""
     sf.write(path, audio, rate, subtype="PCM_16")
     return path
+
+
+class RecordingTranscriber:
+    """The real whisper, noting the audio length and hint of every quick decode, and every decode's beam."""
+
+    def __init__(self, inner):
+        self.inner, self.calls, self.beams = inner, [], []
+
+    def transcribe(self, audio, *, word_timestamps, beam_size=None):
+        self.beams.append(("final", beam_size))
+        return self.inner.transcribe(audio, word_timestamps=word_timestamps, beam_size=beam_size)
+
+    def transcribe_quick(self, audio, *, word_timestamps, hint="", beam_size=None):
+        self.calls.append((len(audio), hint))
+        self.beams.append(("prefinal" if word_timestamps else "partial", beam_size))
+        return self.inner.transcribe_quick(audio, word_timestamps=word_timestamps, hint=hint, beam_size=beam_size)

@@ -10,9 +10,9 @@ import time
 import numpy as np
 import pytest
 import soundfile as sf
-from speech_helpers import espeak, have_tools, pad, write_wav
+from speech_helpers import RecordingTranscriber, espeak, have_tools, pad, write_wav
 
-from engine.audio import FileSink, FileSource, SpeechPipeline, find_device
+from engine.audio import FileSink, FileSource, SpeechPipeline, find_device, make_transcriber
 from engine.errors import AudioDeviceError
 from engine.settings import Settings
 from engine.timeline import Kind, Timeline
@@ -31,12 +31,12 @@ def session(tmp_path, monkeypatch):
     monkeypatch.setenv("VENUS_LOG_DIR", str(tmp_path / "log"))
     made = []
 
-    def make(mic_audio: np.ndarray, settings: Settings | None = None, realtime: bool = True):
+    def make(mic_audio: np.ndarray, settings: Settings | None = None, realtime: bool = True, transcriber=None):
         mic = write_wav(tmp_path / "mic.wav", mic_audio)
         timeline = Timeline()
         source = FileSource(mic, realtime=realtime, tail_s=1.0)
         sink = FileSink(tmp_path / "speaker.wav", session_ms=timeline.now_ms)
-        pipeline = SpeechPipeline(timeline, source, sink, settings)
+        pipeline = SpeechPipeline(timeline, source, sink, settings, transcriber=transcriber)
         made.append(pipeline)
         return pipeline, timeline, source, tmp_path / "speaker.wav"
 
@@ -60,6 +60,23 @@ def test_spoken_request_becomes_partials_and_a_final_with_word_times(session):
     assert final.words and final.words[0].start_ms >= start.start_ms
     assert final.words[-1].end_ms <= end.end_ms + 200
     assert not start.overlapping_assistant
+
+
+def test_the_users_turn_ends_on_a_decode_with_the_turn_beam_from_settings(session):
+    settings = Settings()
+    settings.asr.turn_beam_size = 3
+    recording = RecordingTranscriber(make_transcriber(settings))
+    pipeline, timeline, source, _ = session(pad(espeak("How much does it cost to fly to Tokyo?"), 0.6, 0.2),
+                                            settings, transcriber=recording)
+    pipeline.start()
+    assert source.finished.wait(30) and pipeline.wait_idle(30)
+    assert timeline.events(kinds=[Kind.ASR_FINAL])
+    beams: dict[str, set] = {}
+    for kind, beam in recording.beams:
+        beams.setdefault(kind, set()).add(beam)
+    assert beams.get("partial") == {None}, recording.beams  # partials stay greedy
+    ending = beams.get("prefinal", set()) | beams.get("final", set())
+    assert ending == {3}, recording.beams
 
 
 def test_speak_streams_clauses_and_records_what_was_heard(session):

@@ -9,7 +9,7 @@ import time
 
 import numpy as np
 import pytest
-from speech_helpers import RATE, espeak, have_tools, pad
+from speech_helpers import RATE, RecordingTranscriber, espeak, have_tools, pad
 
 from engine.asr import StreamingRecognizer, WhisperOptions, WhisperTranscriber
 from engine.audio import (
@@ -231,26 +231,10 @@ def test_the_assistants_name_in_the_hint_lets_whisper_hear_it_opening_speech(whi
     assert heard["with"] >= 3 and heard["with"] > heard["without"], heard
 
 
-class _Recording:
-    """The real whisper, noting the audio length and hint of every quick decode, and every decode's beam."""
-
-    def __init__(self, inner):
-        self.inner, self.calls, self.beams = inner, [], []
-
-    def transcribe(self, audio, *, word_timestamps, beam_size=None):
-        self.beams.append(("final", beam_size))
-        return self.inner.transcribe(audio, word_timestamps=word_timestamps, beam_size=beam_size)
-
-    def transcribe_quick(self, audio, *, word_timestamps, hint="", beam_size=None):
-        self.calls.append((len(audio), hint))
-        self.beams.append(("prefinal" if word_timestamps else "partial", beam_size))
-        return self.inner.transcribe_quick(audio, word_timestamps=word_timestamps, hint=hint, beam_size=beam_size)
-
-
 def test_the_turn_beam_applies_to_the_pre_final_and_final_only(whisper):
     # "How much does it cost to fly to": greedy whisper tiny writes the cut-off question as "... cost of light?"
     speech = espeak("How much does it cost to fly to", voice="en-us", wpm=165)
-    recording = _Recording(whisper)
+    recording = RecordingTranscriber(whisper)
     finals: list = []
     recognizer = StreamingRecognizer(recording, lambda text, start: None,
                                      lambda t, start, end: finals.append(t), partial_interval_ms=300)
@@ -278,7 +262,7 @@ def test_the_turn_beam_applies_to_the_pre_final_and_final_only(whisper):
 
 def test_the_hint_and_the_early_first_partial_apply_to_the_start_of_a_segment_only(whisper):
     speech = espeak("Guys, dinner is ready, come to the table now, it is getting cold.", wpm=150)
-    recording = _Recording(whisper)
+    recording = RecordingTranscriber(whisper)
     recognizer = StreamingRecognizer(recording, lambda text, start: None, lambda t, start, end: None,
                                      partial_interval_ms=500, hint_max_s=1.0)
     try:

@@ -94,7 +94,7 @@ def test_a_lone_bye_after_a_question_is_the_preposition_a_beam_split_off() -> No
         assert detector.decide(0, closing, is_final=True).required_silence_ms < split.required_silence_ms
 
 
-@pytest.mark.parametrize("text", ["Could you recommend a good science fiction book?", "Where is my phone call?",
+@pytest.mark.parametrize("text", ["Could you recommend a good science fiction book?", "Can you find me a good book?",
                                   "Can you show me the new book?"])
 def test_an_object_verb_after_a_determiner_is_a_noun_that_ends_the_question(text: str) -> None:
     verdict = EndOfTurnDetector().decide(0, text, is_final=True, last_word_probability=0.95)

@@ -77,13 +77,15 @@ _DANGLING_IT = re.compile(r"\b(for|to|of|with|about|at|in|on|from|by)\s+it\s*[.!
 _OBJECT_VERBS = frozenset("call send book buy find play get bring order add remind tell give show make put take set "
                           "text email message check cancel open need want like visit ask pay".split())
 # Verbs of going somewhere: whisper writes the "to" that a cut-off "the best way to get to" ends on as ", too?"
-# (8 of 200 pre-pause finals of seeds 71-111 with a beam of 4), which reads as a complete question.
+# (7 of 200 pre-pause finals of seeds 71-111 with a beam of 4), which reads as a complete question.
 _MOTION_VERBS = frozenset("get go going come coming drive driving fly flying walk walking travel move head".split())
 _DANGLING_TOO = re.compile(r"\b(" + "|".join(sorted(_MOTION_VERBS)) + r"),?\s+too\s*[.?!]*\s*$", re.IGNORECASE)
 # A beam decode writes a cut-off "music by" as "music? Bye." or "music, bye?": "bye" after a question, or asked
 # as one, is the preposition (nobody asks something and says goodbye in one breath; "Okay, bye." and "Thanks.
 # Bye." stay as they are).
 _TRAILING_BYE = re.compile(r"(\?\s+bye\s*[.?!]*|[\s,]+bye\s*\?)\s*$", re.IGNORECASE)
+# Words after which the next word is read as a verb ("to call", "please add", "you send", "and play").
+_VERB_LEADS = frozenset("to please you i we and or then just also let's lets me can could will would should".split())
 _SHORT_TURN_OK = _CLOSERS | _FILLERS | frozenset(
     "yes no yeah okay ok sure stop thanks thank bye goodbye hello hi hey cancel please right".split())
 
@@ -118,9 +120,6 @@ def _wants_object(words: list[str]) -> bool:
             return True
     return True
 
-
-# Words after which the next word is read as a verb ("to call", "please add", "you send", "and play").
-_VERB_LEADS = frozenset("to please you i we and or then just also let's lets me can could will would should".split())
 
 
 class CompletionScorer(Protocol):
