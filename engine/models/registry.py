@@ -44,7 +44,7 @@ class ModelEntry:
     """A model Venus knows about."""
 
     id: str
-    kind: str  # llm / asr / vad / tts / vision / speaker
+    kind: str  # llm / asr / vad / turn / tts / vision / speaker
     title: str
     license: str
     files: tuple[ModelFile, ...]
