@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import threading
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -68,11 +69,14 @@ def counting_tool(name: str = "count_slowly", *, idempotent: bool = True, permis
     ), run)
 
 
-def stubborn_tool() -> Tool:
-    """A tool that ignores cancellation for a while (the harness must still report the timeout on time)."""
+def stubborn_tool(release: threading.Event | None = None) -> Tool:
+    """A tool that ignores cancellation: it sleeps `seconds`, or until the test sets `release`."""
 
     def run(arguments: dict[str, Any], ctx: ToolContext) -> ToolOutput:
-        time.sleep(arguments["seconds"])
+        if release is None:
+            time.sleep(arguments["seconds"])
+        else:
+            release.wait(arguments["seconds"])
         return ToolOutput(summary="woke up", data=None)
 
     return Tool(ToolSpec(

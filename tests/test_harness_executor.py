@@ -3,12 +3,20 @@
 from __future__ import annotations
 
 import sqlite3
-import sys
+import threading
 from collections import defaultdict
 from pathlib import Path
 
 import pytest
-from harness_support import counting_tool, make_harness, stubborn_tool, task_events, wait_final, wait_until
+from harness_support import (
+    TERMINAL,
+    counting_tool,
+    make_harness,
+    stubborn_tool,
+    task_events,
+    wait_final,
+    wait_until,
+)
 
 from engine import paths
 from engine.timeline.events import (
@@ -28,12 +36,25 @@ from harness import Permission, TaskState
 
 
 @pytest.fixture
-def harness_and_timeline():
-    harness, timeline = make_harness(
-        extra_tools=(counting_tool(), stubborn_tool(), counting_tool("careful_count", permission=Permission.ASK)),
-        confirm_timeout_s=1.0,
+def release():
+    """Wakes the stubborn tool at the end of a test, so shutting the harness down never waits on it."""
+    event = threading.Event()
+    yield event
+    event.set()
+
+
+def _harness(release: threading.Event, confirm_timeout_s: float):
+    return make_harness(
+        extra_tools=(counting_tool(), stubborn_tool(release), counting_tool("careful_count", permission=Permission.ASK)),
+        confirm_timeout_s=confirm_timeout_s,
     )
+
+
+@pytest.fixture
+def harness_and_timeline(release):
+    harness, timeline = _harness(release, confirm_timeout_s=1.0)
     yield harness, timeline
+    release.set()
     harness.shutdown()
 
 
@@ -86,36 +107,56 @@ def test_cancel_stops_a_running_task_cooperatively(harness_and_timeline):
     assert harness.task(task_id).state is TaskState.CANCELLED
 
 
-def test_timeout_is_reported_even_when_the_tool_ignores_cancellation(harness_and_timeline):
+def test_timeout_is_reported_even_when_the_tool_ignores_cancellation(harness_and_timeline, release):
+    """The timeout ends the task while the tool is still asleep; its late return changes nothing."""
     harness, timeline = harness_and_timeline
-    task_id = harness.submit("sleep_stubbornly", {"seconds": 3}, timeout_s=0.3)
-    final = wait_final(timeline, task_id, timeout_s=2.5)  # before the tool itself wakes up
+    task_id = harness.submit("sleep_stubbornly", {"seconds": 600}, timeout_s=0.3)
+    final = wait_final(timeline, task_id)  # the tool sleeps until released below: only the timeout can end it
     assert isinstance(final, DelegationFailed) and final.code == "timeout"
     assert harness.task(task_id).state is TaskState.TIMED_OUT
+    release.set()
+    harness.executor.shutdown(wait=True)  # the tool has returned "woke up" by now
+    harness.flush()
+    ends = [e for e in task_events(timeline, task_id) if e.kind in TERMINAL]
+    assert ends == [final] and harness.task(task_id).state is TaskState.TIMED_OUT
 
 
 def test_timeout_kills_a_hung_subprocess_group(harness_and_timeline, tmp_path: Path):
+    """A tool's subprocess and the process it started in the background both die when the task times out."""
     harness, timeline = harness_and_timeline
-    pid_file = tmp_path / "child.pid"
+    pid_file = tmp_path / "grandchild.pid"
     from harness import Tool, ToolOutput, ToolSpec
 
     def hang(arguments, ctx):
-        ctx.run_process([sys.executable, "-c", f"import os,time; open({str(pid_file)!r},'w').write(str(os.getpid()));"
-                         " time.sleep(60)"])
+        ctx.run_process(["/bin/sh", "-c", f"sleep 60 & echo $! > {pid_file}; wait"])
         return ToolOutput(summary="never")
 
     harness.registry.register(Tool(ToolSpec(name="hang", description="Hang in a subprocess.",
                                             parameters={"type": "object"}), hang))
-    task_id = harness.submit("hang", {}, timeout_s=1.0)
+    task_id = harness.submit("hang", {}, timeout_s=2.0)
+    pid = int(wait_until(lambda: pid_file.exists() and pid_file.read_text().strip(), what="the grandchild's pid"))
     assert wait_final(timeline, task_id).code == "timeout"
-    pid = int(wait_until(lambda: pid_file.exists() and pid_file.read_text(), what="the child's pid"))
-    wait_until(lambda: not Path(f"/proc/{pid}").exists() or "zombie" in Path(f"/proc/{pid}/status").read_text()
-               .lower() or "(Z)" in Path(f"/proc/{pid}/stat").read_text(), timeout_s=5, what="the child to die")
+
+    def gone() -> bool:
+        try:
+            return "Z" in Path(f"/proc/{pid}/stat").read_text().split()[2]
+        except FileNotFoundError:
+            return True
+
+    wait_until(gone, timeout_s=5, what="the background sleep to be killed")
 
 
 @pytest.mark.parametrize("answer", ["ui-yes", "voice-yes", "voice-no", "typed-no", "timeout"])
-def test_ask_tool_waits_for_the_user(harness_and_timeline, answer):
-    harness, timeline = harness_and_timeline
+def test_ask_tool_waits_for_the_user(release, answer):
+    # only the timeout case has a short timeout: an answer never races it on a loaded machine
+    harness, timeline = _harness(release, confirm_timeout_s=1.0 if answer == "timeout" else 60.0)
+    try:
+        _ask_and_answer(harness, timeline, answer)
+    finally:
+        harness.shutdown()
+
+
+def _ask_and_answer(harness, timeline, answer: str) -> None:
     task_id = harness.submit("careful_count", {"steps": 2, "step_s": 0.0})
     request = wait_until(lambda: [e for e in task_events(timeline, task_id) if isinstance(e, ConfirmationRequested)])[0]
     assert request.arguments == {"steps": 2, "step_s": 0.0} and '"steps": 2' in request.prompt

@@ -64,7 +64,7 @@ def test_mcp_tools_join_the_registry_and_run():
         wait_until(lambda: [e for e in task_events(timeline, asked) if isinstance(e, ConfirmationRequested)])
         harness.answer_confirmation(asked, True, "ui")
         assert wait_final(timeline, asked).result == 2
-        slow = harness.submit("echo__sleep", {"seconds": 2})
+        slow = harness.submit("echo__sleep", {"seconds": 60})  # only the cancel can end it in time
         wait_until(lambda: [e for e in task_events(timeline, slow) if getattr(e, "state", "") == "running"])
         harness.cancel(slow, "the user said never mind")
         assert wait_final(timeline, slow).kind == "delegation_cancelled"
