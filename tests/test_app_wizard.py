@@ -40,23 +40,56 @@ def config(tmp_path, monkeypatch):
     return tmp_path
 
 
+@needs_pulse
 def test_first_run_wizard_completes_and_saves(qtbot, config):
+    """On working devices every check passes and says so; finishing marks first run done and saves."""
     settings = Settings()
     settings.camera.device = str(_video(config / "camera.avi"))
     wizard = FirstRunWizard(settings, settings_path=config / "settings.json")
     qtbot.addWidget(wizard)
     wizard.show()
-    for page in wizard.check_pages()[:3]:
-        wizard.next()
-        assert wizard.currentPage() is page
-        page.run_check()
-        qtbot.waitUntil(lambda page=page: page.result is not None, timeout=30000)
-        assert page.verdict.text().startswith(("✔", "✘")) and page.button.isEnabled()
+    # the microphone check hears a tone played meanwhile (PulseAudio's virtual mic hears its virtual speaker)
+    tone = threading.Thread(target=SystemDeviceChecks().play_test_tone, args=(None, 440.0, 2.5))
+    tone.start()
+    try:
+        for page in wizard.check_pages()[:3]:
+            wizard.next()
+            assert wizard.currentPage() is page
+            page.run_check()
+            qtbot.waitUntil(lambda page=page: page.result is not None, timeout=30000)
+            assert page.result.ok, page.result.message
+            assert page.verdict.text() == "✔ " + page.result.message and page.button.isEnabled()
+    finally:
+        tone.join()
+    assert not wizard.microphone.meter.isHidden() and wizard.microphone.result.level_dbfs > -40
+    assert "160×120" in wizard.camera.result.message
     wizard.next()  # the model page checks by itself
     qtbot.waitUntil(lambda: wizard.models.result is not None, timeout=30000)
     assert wizard.models.result.ok, wizard.models.result.message
     assert "smollm2-135m-instruct-q4_1" in wizard.models.result.message
-    assert wizard.camera.result.ok and "160×120" in wizard.camera.result.message
+    wizard.button(QWizard.WizardButton.FinishButton).click()
+    assert wizard.result() == QWizard.DialogCode.Accepted
+    saved = load_settings(config / "settings.json").settings
+    assert saved.ui.first_run_done and saved.camera.device == settings.camera.device
+
+
+def test_a_failed_check_shows_the_fix_and_does_not_block_finishing(qtbot, config):
+    """A camera that is not there fails its check with the fix on the page, and the wizard still finishes."""
+    settings = Settings()
+    settings.camera.device = str(config / "unplugged.avi")
+    wizard = FirstRunWizard(settings, settings_path=config / "settings.json")
+    qtbot.addWidget(wizard)
+    wizard.show()
+    for _ in range(3):
+        wizard.next()
+    assert wizard.currentPage() is wizard.camera
+    wizard.camera.run_check()
+    qtbot.waitUntil(lambda: wizard.camera.result is not None, timeout=30000)
+    assert not wizard.camera.result.ok
+    verdict = wizard.camera.verdict.text()
+    assert verdict.startswith("✘ ") and "unplugged.avi" in verdict and "Settings → Camera" in verdict
+    wizard.next()
+    qtbot.waitUntil(lambda: wizard.models.result is not None, timeout=30000)
     wizard.button(QWizard.WizardButton.FinishButton).click()
     assert wizard.result() == QWizard.DialogCode.Accepted
     saved = load_settings(config / "settings.json").settings
