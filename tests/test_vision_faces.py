@@ -55,9 +55,12 @@ def test_landmarks_fall_inside_the_face_and_mirror_flips_yaw(detector, frames):
 
 
 def test_facing_limit_is_a_setting(detector, frames):
-    face = detector.detect(frames["turned"])
-    lenient = assess_faces(face, AttentionOptions(facing_max_yaw_deg=80.0))
-    assert lenient.facing_screen
+    """The same turned head faces the screen or not by facing_max_yaw_deg alone, either side of its yaw."""
+    faces = detector.detect(frames["turned"])
+    yaw = abs(faces[0].yaw_degrees())
+    assert not assess_faces(faces, AttentionOptions()).facing_screen
+    assert assess_faces(faces, AttentionOptions(facing_max_yaw_deg=min(90.0, yaw + 5))).facing_screen
+    assert not assess_faces(faces, AttentionOptions(facing_max_yaw_deg=yaw - 5)).facing_screen
 
 
 def test_tracker_keeps_presence_for_a_moment_then_reports_away():

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import pytest
-from vision_scenes import CARD_TEXT, scenes
+from vision_scenes import CARD_WORDS_NEEDED, card_words_read, scenes
 
 from engine.vision import OcrOptions, RapidTextReader, normalise_text
 
@@ -16,10 +16,14 @@ def reader() -> RapidTextReader:
 
 
 def test_card_text_is_read_back_line_by_line(reader):
+    """Most of the card's words come back, each printed line as its own line, the top one first."""
     result = reader.read(scenes()["text_card"])
-    assert [normalise_text(line.text) for line in result.lines] == [normalise_text(t) for t in CARD_TEXT]
-    assert all(line.confidence >= 0.6 for line in result.lines)
-    assert result.lines[0].box[0][1] < result.lines[1].box[0][1]  # top line first
+    assert card_words_read(result.text) >= CARD_WORDS_NEEDED, result.text
+    assert len(result.lines) == 2, [line.text for line in result.lines]
+    top, bottom = result.lines
+    assert card_words_read(top.text, 0) >= 1 and card_words_read(top.text, 1) == 0, top.text
+    assert card_words_read(bottom.text, 1) >= 2 and card_words_read(bottom.text, 0) == 0, bottom.text
+    assert top.box[0][1] < bottom.box[0][1]
 
 
 @pytest.mark.parametrize("scene", ["empty_room", "frontal", "turned"])
@@ -28,9 +32,14 @@ def test_photographs_without_text_read_as_empty(reader, scene):
 
 
 def test_a_stricter_confidence_drops_lines(reader):
-    strict = RapidTextReader(OcrOptions(min_confidence=1.0))
-    assert reader.read(scenes()["text_card"]).text
-    assert len(strict.read(scenes()["text_card"]).lines) < 2
+    """A line read below `min_confidence` is dropped; the lines above it stay."""
+    lines = reader.read(scenes()["text_card"]).lines
+    assert lines and all(line.confidence >= OcrOptions().min_confidence for line in lines)
+    weakest = min(line.confidence for line in lines)
+    assert weakest < 1.0, "every line read with full confidence: nothing to drop"
+    stricter = RapidTextReader(OcrOptions(min_confidence=min(1.0, weakest + 1e-6)))
+    kept = stricter.read(scenes()["text_card"]).lines
+    assert [line.text for line in kept] == [line.text for line in lines if line.confidence > weakest]
 
 
 def test_bad_options_are_rejected():

@@ -16,6 +16,9 @@ from engine.vision._cv import cv2
 
 FRAME_SIZE = (640, 480)  # width, height of every synthetic camera frame
 CARD_TEXT = ("MILK 2 LITRES", "best before 12 May")
+# the card's words of two or more characters, per line (a lone "2" would match inside any "12")
+CARD_WORDS = (("milk", "litres"), ("best", "before", "12", "may"))
+CARD_WORDS_NEEDED = 4  # of the six: a reading has to get most of the card, not spell it as one CPU does
 
 
 def _photo(name: str) -> np.ndarray:
@@ -39,6 +42,15 @@ def fit(image: np.ndarray, size: tuple[int, int] = FRAME_SIZE, background: int =
     top, left = (height - resized.shape[0]) // 2, (width - resized.shape[1]) // 2
     frame[top : top + resized.shape[0], left : left + resized.shape[1]] = resized
     return frame
+
+
+def card_words_read(text: str, line: int | None = None) -> int:
+    """How many of the card's words (of one line, or all) appear in `text`, compared letters and digits only."""
+    from engine.vision import normalise_text
+
+    read = normalise_text(text)
+    words = CARD_WORDS[line] if line is not None else CARD_WORDS[0] + CARD_WORDS[1]
+    return sum(normalise_text(word) in read for word in words)
 
 
 def text_card() -> np.ndarray:
