@@ -2,18 +2,26 @@
 
 from __future__ import annotations
 
-from app.settings_dialog import SettingsDialog, vision_mode
+import pytest
+
+from app.settings_dialog import SettingsDialog
 from engine.settings import Settings
 
 
-def test_camera_page_names_the_active_vision(qtbot, tmp_path) -> None:
+@pytest.mark.parametrize(
+    ("camera", "shown", "not_shown"),
+    [
+        ({}, "text reading (OCR); no multimodal model", "moondream2.gguf"),
+        ({"multimodal_model": "/models/moondream2.gguf"}, "multimodal model (moondream2.gguf)", "no multimodal"),
+        ({"ocr_enabled": False}, "presence and facing the screen only", "OCR"),
+    ],
+)
+def test_camera_page_names_the_active_vision(qtbot, tmp_path, camera, shown, not_shown) -> None:
+    """The page's line follows the settings it was opened with: OCR only, a multimodal model, or presence only."""
     settings = Settings()
+    settings.camera = settings.camera.model_copy(update=camera)
     dialog = SettingsDialog(settings, settings_path=tmp_path / "settings.json")
     qtbot.addWidget(dialog)
-    assert "no multimodal model" in dialog.vision_mode.text()
+    text = dialog.vision_mode.text()
+    assert text.startswith("Vision in use: ") and shown in text and not_shown not in text
     assert dialog.vision_mode.accessibleName()
-    settings.camera.multimodal_model = "/models/moondream2.gguf"
-    assert "moondream2.gguf" in vision_mode(settings.camera)
-    settings.camera.multimodal_model = ""
-    settings.camera.ocr_enabled = False
-    assert vision_mode(settings.camera) == "presence and facing the screen only"
