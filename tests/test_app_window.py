@@ -154,16 +154,20 @@ def test_camera_toggle_mark_and_frames_from_a_thread(qtbot, window):
     qtbot.mouseClick(window.camera.switch, Qt.MouseButton.LeftButton)
     assert window.camera.on_mark.isVisible()
     qtbot.waitUntil(lambda: window.bridge.controller.camera_on, timeout=5000)
-    frame = np.zeros((120, 160, 3), np.uint8)
-    frame[:, :, 2] = 255  # BGR red
-    sender = threading.Thread(target=lambda: [window.bridge.post_frame(frame) for _ in range(20)])
+    stale = np.zeros((120, 160, 3), np.uint8)
+    stale[:, :, 0] = 255  # BGR blue
+    newest = np.zeros((120, 160, 3), np.uint8)
+    newest[:, :, 2] = 255  # BGR red
+    # the GUI thread waits in join() while all 20 arrive: only the newest may reach the view
+    sender = threading.Thread(target=lambda: [window.bridge.post_frame(f) for f in [stale] * 19 + [newest]])
     sender.start()
     sender.join()
     qtbot.waitUntil(lambda: window.camera.frames_shown >= 1, timeout=5000)
+    QApplication.processEvents()  # anything still queued would be shown now
     shown = window.camera.image.pixmap().toImage()
     centre = shown.pixelColor(shown.width() // 2, shown.height() // 2)
     assert (centre.red(), centre.green(), centre.blue()) == (255, 0, 0)
-    assert window.camera.frames_shown <= 20  # stale frames are dropped, never queued up
+    assert window.camera.frames_shown == 1  # stale frames are dropped, never queued up
     qtbot.mouseClick(window.camera.switch, Qt.MouseButton.LeftButton)
     assert not window.camera.on_mark.isVisible() and window.camera.image.text() == "Camera off"
     with pytest.raises(ValueError, match="HxWx3"):
