@@ -57,11 +57,15 @@ def test_default_asr_transcribes_espeak_sentences(speech) -> None:
         "What is the capital of France?",
         "Can you read my latest email out loud?",
     ]
+    heard = {}
     for sentence in sentences:
         _, audio = speech(sentence)
         segments, _ = model.transcribe(audio, language="en", beam_size=1)
-        text = " ".join(s.text for s in segments)
-        assert _wer(sentence, text) <= 0.20, f"{sentence!r} heard as {text!r}"
+        heard[sentence] = " ".join(s.text for s in segments)
+    # a margin over the set, not per decode: another CPU may mishear a word, a broken model hears none
+    errors = sum(_wer(ref, hyp) * len(ref.split()) for ref, hyp in heard.items())
+    assert errors <= 0.15 * sum(len(ref.split()) for ref in sentences), heard
+    assert all(_wer(ref, hyp) <= 0.5 for ref, hyp in heard.items()), heard
 
 
 def test_default_vad_separates_speech_from_silence(speech) -> None:
@@ -90,11 +94,14 @@ def test_default_vad_separates_speech_from_silence(speech) -> None:
     assert speech_fraction(silence) < 0.05
 
 
-def test_default_piper_voice_is_a_piper_model() -> None:
-    import json
+def test_default_piper_voice_speaks_a_sentence() -> None:
+    """The default voice loads as a Piper model and turns a sentence into seconds of audible speech."""
+    from engine.tts.synth import PiperSynthesizer
 
-    config = json.loads(resolve("piper-en-us-joe-medium", "tts").with_suffix(".onnx.json").read_text())
-    assert config["audio"]["sample_rate"] == 22050
+    clause = PiperSynthesizer(resolve("piper-en-us-joe-medium", "tts")).synthesize("Please set a timer for ten minutes.")
+    seconds = len(clause.audio) / clause.sample_rate
+    assert clause.sample_rate == 22050 and 1.0 < seconds < 6.0, seconds
+    assert float(np.sqrt(np.mean(clause.audio ** 2))) > 0.02  # speech, not silence
 
 
 def test_every_shipped_llm_header_is_readable() -> None:

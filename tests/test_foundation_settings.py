@@ -14,11 +14,20 @@ from engine.settings import SCHEMA_VERSION, Settings, load_settings, save_settin
 
 
 def test_round_trip_keeps_every_value() -> None:
+    """A value changed in every section comes back: a section the file drops would fall back to its default."""
     s = Settings()
     s.llm.n_ctx = 8192
+    s.audio.blocksize_ms = 30
+    s.vad.threshold = 0.35
+    s.asr.language = "de"
     s.tts.rate = 1.25
+    s.camera.store_frames = True
+    s.conversation.user_name = "Ada"
     s.harness.allowed_folders = ["/home/me/Documents"]
     s.harness.permissions = {"shell": "ask"}
+    s.ui.theme = "dark"
+    assert all(getattr(s, section) != getattr(Settings(), section) for section in Settings.model_fields
+               if section != "schema_version")
     path = save_settings(s)
     assert path == paths.settings_file()
     loaded = load_settings()
@@ -32,12 +41,13 @@ def test_missing_file_gives_defaults() -> None:
 
 
 def test_migration_from_schema_1() -> None:
-    old = {"schema_version": 1, "voice": "piper-en-us-joe-medium", "model_path": "/models/x.gguf",
+    # every value differs from its default, so a value the migration dropped cannot pass as the default
+    old = {"schema_version": 1, "voice": "/voices/en_GB-alan-low.onnx", "model_path": "/models/x.gguf",
            "llm": {"n_ctx": 2048}}
     paths.settings_file().write_text(json.dumps(old))
     result = load_settings()
     assert result.problem is None and result.migrated_from == 1
-    assert result.settings.tts.voice == "piper-en-us-joe-medium"
+    assert result.settings.tts.voice == "/voices/en_GB-alan-low.onnx"
     assert result.settings.llm.model == "/models/x.gguf"
     assert result.settings.llm.n_ctx == 2048
     on_disk = json.loads(paths.settings_file().read_text())
@@ -78,5 +88,6 @@ def test_assignment_is_validated_up_front() -> None:
 def test_app_starts_with_a_broken_settings_file() -> None:
     paths.settings_file().write_text('{"asr": {"beam_size": 0}}')
     proc = subprocess.run([sys.executable, "-m", "app.cli", "doctor"], capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stdout + proc.stderr  # it ran to the end on the defaults
     assert "asr.beam_size" in proc.stdout
     assert "kept the file as" in proc.stdout
