@@ -7,14 +7,11 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # bench/ is not an installed package
 
-import importlib.util
-
 import pytest
 
 from bench.duplex.turn_corpus import corpus
 from engine.runtime.turn_taking import (
     FEATURE_NAMES,
-    BlendedScorer,
     EndOfTurnDetector,
     EndOfTurnOptions,
     LexicalTurnModel,
@@ -152,24 +149,3 @@ def test_bad_inputs_are_refused() -> None:
         LexicalTurnModel({"bias": 1.0})
     with pytest.raises(ValueError, match="silence_ms"):
         EndOfTurnDetector().decide(-5, "hi")
-    with pytest.raises(ValueError):
-        BlendedScorer([])
-
-
-def test_blend_is_a_weighted_mean() -> None:
-    lexical = LexicalTurnModel()
-    blended = BlendedScorer([(lexical, 1.0), (lexical, 3.0)])
-    assert blended.probability_complete("Tell me a joke.") == pytest.approx(lexical.probability_complete("Tell me a joke."))
-
-
-@pytest.mark.slow
-@pytest.mark.skipif(importlib.util.find_spec("llama_cpp") is None, reason="llama-cpp-python is not installed")
-def test_llm_scorer_prefers_a_complete_question_over_a_fragment() -> None:
-    from engine.models.registry import resolve
-    from engine.runtime.turn_taking import LlmTurnScorer
-
-    scorer = LlmTurnScorer(resolve("smollm2-135m-instruct-q4_1"), n_threads=1)
-    question = scorer.probability_complete("What's the weather in Paris?")
-    fragment = scorer.probability_complete("I'd like to book a table for")
-    assert 0.0 <= fragment < question <= 1.0
-    assert question > 0.5 and fragment < 0.05

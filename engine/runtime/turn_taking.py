@@ -3,7 +3,7 @@
 A complete question ("what's the weather in Paris?") ends the turn after a short silence; an unfinished one
 ("I'd like to book a table for ...") waits much longer. The semantic signal is a small logistic model over
 cheap lexical features, trained in-repo (bench/duplex/train_end_of_turn.py) and shipped as weights in
-`_end_of_turn_weights.py`; the default LLM's probability of ending the user message can be blended in.
+`_end_of_turn_weights.py`.
 """
 
 from __future__ import annotations
@@ -13,7 +13,6 @@ import re
 import threading
 from collections import OrderedDict
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Protocol
 
 from engine.runtime import _end_of_turn_weights
@@ -146,57 +145,6 @@ class LexicalTurnModel:
             return 0.0
         z = sum(w * x for w, x in zip(self._weights, turn_features(text), strict=True))
         return 1.0 / (1.0 + math.exp(-max(-30.0, min(30.0, z))))
-
-
-class LlmTurnScorer:
-    """The chat LLM's probability that the user message ends here (next token = end of message).
-
-    Uses the model's own chat template: the probability of the end-of-turn token right after the user's words.
-    """
-
-    def __init__(self, model_path: str | Path, n_threads: int = 1, n_ctx: int = 256) -> None:
-        import llama_cpp  # imported here: the lexical model must work without llama-cpp-python
-
-        self._llm = llama_cpp.Llama(model_path=str(model_path), n_ctx=n_ctx, n_threads=n_threads,
-                                    logits_all=True, verbose=False)
-        self._lock = threading.Lock()
-        template = self._llm.metadata.get("tokenizer.chat_template", "")
-        if "im_start" in template:
-            self._prefix = "<|im_start|>system\nYou are a helpful voice assistant.<|im_end|>\n<|im_start|>user\n"
-            self._end = "<|im_end|>"
-        else:
-            self._prefix, self._end = "<start_of_turn>user\n", "<end_of_turn>"
-        end_ids = self._llm.tokenize(self._end.encode(), add_bos=False, special=True)
-        if len(end_ids) != 1:
-            raise ValueError(f"{model_path}: end-of-turn marker {self._end!r} is not a single token")
-        self._end_id = end_ids[0]
-
-    def probability_complete(self, text: str) -> float:
-        """Softmax probability of the end-of-message token after the transcript."""
-        if not text.strip():
-            return 0.0
-        tokens = self._llm.tokenize((self._prefix + text.strip()).encode(), add_bos=True, special=True)
-        with self._lock:
-            self._llm.reset()
-            self._llm.eval(tokens)
-            logits = self._llm.scores[self._llm.n_tokens - 1]
-        top = float(max(logits))
-        log_norm = top + math.log(sum(math.exp(float(v) - top) for v in logits))
-        return math.exp(float(logits[self._end_id]) - log_norm)
-
-
-class BlendedScorer:
-    """Weighted mean of several completion scorers (e.g. lexical 0.6, LLM 0.4)."""
-
-    def __init__(self, parts: list[tuple[CompletionScorer, float]]) -> None:
-        if not parts or any(weight <= 0 for _, weight in parts):
-            raise ValueError("BlendedScorer needs at least one scorer, each with a positive weight")
-        self._parts = parts
-        self._total = sum(weight for _, weight in parts)
-
-    def probability_complete(self, text: str) -> float:
-        """The weighted mean of the parts' probabilities."""
-        return sum(s.probability_complete(text) * w for s, w in self._parts) / self._total
 
 
 @dataclass(frozen=True)
