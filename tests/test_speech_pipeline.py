@@ -16,6 +16,7 @@ from engine.audio import FileSink, FileSource, SpeechPipeline, find_device, make
 from engine.errors import AudioDeviceError
 from engine.settings import Settings
 from engine.timeline import Kind, Timeline
+from engine.tts import EspeakSynthesizer
 
 pytestmark = pytest.mark.skipif(not have_tools(), reason="espeak-ng and sox are needed to make speech inputs")
 
@@ -132,11 +133,19 @@ def test_stop_silences_the_speaker_and_cuts_the_turn_to_the_heard_words(session)
 def test_espeak_engine_is_the_light_fallback(session):
     settings = Settings()
     settings.tts.engine = "espeak"
-    pipeline, timeline, _, _ = session(np.zeros(16000, np.float32), settings)
+    pipeline, timeline, _, speaker = session(np.zeros(16000, np.float32), settings)
     pipeline.start()
-    assert pipeline.speak("t", iter(["Hello there, this is the fallback voice."])).done.wait(20)
+    text = "Hello there, this is the fallback voice."
+    assert isinstance(pipeline.synthesizer, EspeakSynthesizer), pipeline.synthesizer
+    assert pipeline.speak("t", iter([text])).done.wait(20)
     spans = timeline.events(kinds=[Kind.SPEECH_SPAN])
-    assert spans and spans[0].heard_words[0] == "Hello"
+    assert spans and not any(s.truncated for s in spans)
+    assert tuple(w for s in spans for w in s.heard_words) == tuple(text.split())  # every word timed and played
+    pipeline.close()
+    audio, _ = sf.read(speaker, dtype="float32")
+    lead = pipeline.sink.lead_samples
+    for span in spans:  # and it went to the speaker
+        assert np.max(np.abs(audio[lead + span.start_sample: lead + span.end_sample])) > 0.1
 
 
 def test_unreadable_input_file_names_the_file(tmp_path):

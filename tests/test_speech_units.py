@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from speech_helpers import RATE, espeak, have_tools, pad, piper
+from speech_helpers import RATE, espeak, have_tools, pad, piper_voice
 
 from engine.audio import Clip, Player, PlayerOptions, StreamResampler, resample_clip
 from engine.models.registry import resolve
@@ -118,8 +118,14 @@ def test_duck_lowers_without_stopping_and_unduck_restores():
 
 
 def test_piper_voice_speaks_a_clause_with_word_timing():
-    audio = piper("Hello from Venus.")
-    assert len(audio) > RATE // 2 and np.max(np.abs(audio)) > 0.3
+    clause = piper_voice().synthesize("Hello from Venus.")
+    assert len(clause.audio) > clause.sample_rate // 2 and np.max(np.abs(clause.audio)) > 0.3
+    assert [w.text for w in clause.words] == ["Hello", "from", "Venus."]
+    bounds = [(w.start_sample, w.end_sample) for w in clause.words]
+    assert all(0 <= a < b <= len(clause.audio) for a, b in bounds)  # each word covers some of the audio
+    assert all(b1 <= a2 for (_, b1), (a2, _) in zip(bounds[:-1], bounds[1:], strict=True))  # in order, no overlap
+    for a, b in (bounds[0], bounds[-1]):  # the first and last words are voiced, not silence
+        assert np.max(np.abs(clause.audio[a:b])) > 0.1
 
 
 @pytest.mark.parametrize("text, loop", [
