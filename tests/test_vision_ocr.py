@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 from vision_scenes import CARD_WORDS_NEEDED, card_words_read, scenes
 
-from engine.vision import OcrOptions, RapidTextReader, normalise_text
+from engine.vision import OcrOptions, RapidTextReader
 
 pytest.importorskip("rapidocr", reason="rapidocr provides the OCR models")
 
