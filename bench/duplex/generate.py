@@ -4,7 +4,12 @@ Six categories, Full-Duplex-Bench folder layout. Overlap cases first ask for a l
 overlapping speech a few seconds after the question ends, when Venus is expected to be speaking; the expected
 timing is recorded in the metadata so the evaluator can tell whether Venus actually was.
 
-Run: .venv/bin/python -m bench.duplex.generate --out bench/out/duplex --per-category 40 --seed 1
+With `--split train|dev|test` the words come from that split of the held-out pools (pools.py), the voices from
+that split's espeak-ng variants (test variants are never used for train or dev), pauses are 0.6-2.5 s, and TV and
+far-field speech get a varied speaker band, room reverb and noise. Without it the fixed lists and voices are used,
+unchanged.
+
+Run: .venv/bin/python -m bench.duplex.generate --out bench/out/duplex --per-category 40 --seed 1 [--split dev]
 """
 
 from __future__ import annotations
@@ -18,6 +23,7 @@ from pathlib import Path
 import numpy as np
 import soundfile as sf
 
+from bench.duplex import pools
 from bench.duplex import scenario_text as text
 from bench.duplex.synth import SAMPLE_RATE, SpeechCache, Voice, place
 
@@ -29,6 +35,24 @@ USER_VOICES = [Voice("en-us", 165, 50), Voice("en-us+m3", 160, 40), Voice("en-gb
 OTHER_VOICES = [Voice("en-us+f4", 170, 70), Voice("en+m7", 155, 30), Voice("en-gb-scotland+f3", 165, 65)]
 BACKGROUND_VOICES = [Voice("en-029", 175, 45), Voice("en-us-nyc+m2", 180, 35), Voice("en+f5", 170, 75)]
 REVERB = ("reverb", "60", "gain", "-n", "-3")
+
+# Split cases: every English accent `espeak-ng --voices=en` lists that renders without mbrola ("en" is en-gb's file);
+# West Midlands is heard only in test.
+SPLIT_ACCENTS = ("en-us", "en-gb", "en-gb-x-rp", "en-gb-scotland", "en-gb-x-gbclan", "en-029", "en-us-nyc")
+TEST_ONLY_ACCENTS = ("en-gb-x-gbcwmd",)
+# espeak-ng variants (voices/!v) that whisper tiny.en transcribes at <= 25% word errors on two en-us sentences;
+# robot, echo, whisper, croak and "fast" variants left out. Split by variant: no test variant is in train or dev,
+# and test has none of the variants the fixed voices above use ("" is the accent's own voice).
+SPLIT_VARIANTS = {
+    "train": ("", "f2", "f3", "f4", "f5", "aunty", "steph", "Andrea", "grandma", "m1", "m2", "m3", "m5", "m7", "Alex",
+              "Denis", "Gene", "Henrique", "Michael", "Mike", "Nguyen", "Storm", "adam", "benjamin", "edward",
+              "grandpa", "iven", "iven4", "john", "klatt", "klatt4", "klatt5", "klatt6", "marcelo", "max", "michel",
+              "miguel", "pedro", "rob", "ed"),
+    "dev": ("belinda", "steph3", "f1", "m6", "Hugo", "klatt2", "paul", "quincy", "edward2", "iven2", "Mario", "travis"),
+    "test": ("Annie", "linda", "steph2", "anika", "m4", "m8", "Diogo", "Gene2", "klatt3", "iven3", "robert", "victor",
+             "sandro"),
+}
+SPLIT_PAUSE_S = (0.6, 2.5)  # the user's mid-sentence pause in split cases (fixed lists: 0.9-1.5 s)
 
 USER_RMS_DB = -20.0  # the user's speech level in input.wav (dBFS, RMS)
 RESPONSE_DELAY_S = 0.8  # when Venus is expected to start answering after the question ends
@@ -44,8 +68,11 @@ class GeneratorOptions:
     seed: int = 1  # same seed, same cases
     categories: tuple[str, ...] = CATEGORIES  # a subset for quick runs
     cache_dir: Path | None = None  # rendered speech cache; a temp folder when None
+    split: str | None = None  # "train"/"dev"/"test": words, names and voices from that split; None: the fixed lists
 
     def __post_init__(self) -> None:
+        if self.split is not None and self.split not in pools.SPLITS:
+            raise ValueError(f"split must be one of {list(pools.SPLITS)} or None, got {self.split!r}")
         if self.per_category < 1:
             raise ValueError(f"per_category must be >= 1, got {self.per_category}")
         unknown = [c for c in self.categories if c not in CATEGORIES]
@@ -70,9 +97,12 @@ class _Case:
         self.events: list[dict] = []
 
     def say(self, words: str, start: float, kind: str, voice: Voice | None = None, level_db: float = 0.0,
-            effects: tuple[str, ...] = ()) -> tuple[float, float]:
+            effects: tuple[str, ...] = (), snr_db: float | None = None) -> tuple[float, float]:
         voice = voice or self.user
-        clip = _at_level(self.cache.render(words, voice, effects), USER_RMS_DB + level_db)
+        clip = self.cache.render(words, voice, effects)
+        if snr_db is not None:  # the speaker's own hiss and the room around it, mixed in before the level is set
+            clip = clip + _at_level(_room_noise(clip.size, self.rng.randrange(2**31)), _rms_db(clip) - snr_db)
+        clip = _at_level(clip, USER_RMS_DB + level_db)
         needed = int((start + TAIL_S) * SAMPLE_RATE) + clip.size
         if needed > self.track.size:
             self.track = np.concatenate([self.track, np.zeros(needed - self.track.size, dtype=np.float32)])
@@ -85,62 +115,148 @@ class _Case:
         total = max(self.track.size, int(end_s * SAMPLE_RATE))
         track = np.zeros(total, dtype=np.float32)
         track[: self.track.size] = self.track
-        noise = np.random.default_rng(seed).standard_normal(total).astype(np.float32)
-        noise = np.convolve(noise, np.ones(8, dtype=np.float32) / 8, mode="same")  # duller than white noise
-        track += _at_level(noise, noise_db)
+        track += _at_level(_room_noise(total, seed), noise_db)
         return np.clip(track, -1.0, 1.0)
 
 
-def _opening(case: _Case, long_answer: bool) -> float:
+def _room_noise(size: int, seed: int) -> np.ndarray:
+    noise = np.random.default_rng(seed).standard_normal(size).astype(np.float32)
+    return np.convolve(noise, np.ones(8, dtype=np.float32) / 8, mode="same")  # duller than white noise
+
+
+class _FixedSource:
+    """The fixed lists of scenario_text.py and the fixed voices: the cases every seed made before the pools."""
+
+    split: str | None = None
+    pause_s = (0.9, 1.5)
+    _LISTS = {"questions": text.QUESTIONS, "long_requests": text.LONG_REQUESTS, "paused": text.PAUSED,
+              "interruptions": text.INTERRUPTIONS, "backchannels": text.BACKCHANNELS,
+              "other_addressed": text.OTHER_ADDRESSED, "background": text.BACKGROUND}
+
+    def items(self, category: str) -> list[tuple[str, object]]:
+        return [("", item) for item in self._LISTS[category]]
+
+    def user_voice(self, rng: random.Random) -> Voice:
+        return rng.choice(USER_VOICES)
+
+    def other_voice(self, rng: random.Random, user: Voice) -> Voice:
+        return rng.choice(OTHER_VOICES)
+
+    def background_voice(self, rng: random.Random, user: Voice) -> Voice:
+        return rng.choice(BACKGROUND_VOICES)
+
+    def far_field(self, rng: random.Random, tv: bool) -> tuple[tuple[str, ...], float | None]:
+        return REVERB, None
+
+    def background_noise_db(self, rng: random.Random) -> float:
+        return rng.uniform(-50.0, -44.0)
+
+
+class _SplitSource:
+    """One split of the pools, its names and its voices, with wider pauses and varied far-field speech."""
+
+    pause_s = SPLIT_PAUSE_S
+
+    def __init__(self, split: str) -> None:
+        self.split = split
+        accents = SPLIT_ACCENTS + (TEST_ONLY_ACCENTS if split == "test" else ())
+        variants = SPLIT_VARIANTS[split]
+        self.voices = [f"{a}+{v}" if v else a for a in accents for v in variants]
+
+    def items(self, category: str) -> list[tuple[str, object]]:
+        return pools.tagged(category, self.split)
+
+    def _voice(self, rng: random.Random, avoid: Voice | None, rate: tuple[int, int]) -> Voice:
+        name = rng.choice(self.voices)
+        while avoid is not None and name.partition("+")[2] == avoid.name.partition("+")[2]:  # another timbre
+            name = rng.choice(self.voices)
+        return Voice(name, rng.randrange(rate[0], rate[1] + 1, 5), rng.randrange(25, 81, 5))
+
+    def user_voice(self, rng: random.Random) -> Voice:
+        return self._voice(rng, None, (135, 200))
+
+    def other_voice(self, rng: random.Random, user: Voice) -> Voice:
+        return self._voice(rng, user, (140, 195))
+
+    def background_voice(self, rng: random.Random, user: Voice) -> Voice:
+        return self._voice(rng, user, (150, 200))
+
+    def far_field(self, rng: random.Random, tv: bool) -> tuple[tuple[str, ...], float | None]:
+        """sox effects for speech across a room (from a TV or radio: through a small speaker too) and its SNR."""
+        band = ("highpass", str(rng.randrange(100, 301, 50)), "lowpass", str(rng.randrange(3500, 7001, 500))) if tv \
+            else ()
+        room = ("reverb", str(rng.randrange(30, 96, 5)), "50", str(rng.randrange(40, 101, 20)), "100",
+                str(rng.randrange(0, 41, 10)), "gain", "-n", "-3")
+        return band + room, rng.uniform(12.0, 30.0)
+
+    def background_noise_db(self, rng: random.Random) -> float:
+        return rng.uniform(-52.0, -40.0)
+
+
+def _opening(case: _Case, source: _FixedSource | _SplitSource, long_answer: bool) -> float:
     lead = case.rng.uniform(0.4, 1.0)
-    question = case.rng.choice(text.LONG_REQUESTS if long_answer else text.QUESTIONS)
+    _, question = case.rng.choice(source.items("long_requests" if long_answer else "questions"))
     _, end = case.say(question, lead, "user_turn")
     return end
 
 
-def build_case(category: str, index: int, seed: int, cache: SpeechCache) -> tuple[np.ndarray, dict]:
-    """Render one case of a category; returns the input track and its metadata."""
+def build_case(category: str, index: int, seed: int, cache: SpeechCache,
+               split: str | None = None) -> tuple[np.ndarray, dict]:
+    """Render one case of a category; returns the input track and its metadata. `split` None: the fixed lists."""
+    source = _FixedSource() if split is None else _SplitSource(split)
     case_seed = seed * 100_003 + CATEGORIES.index(category) * 1_000 + index
     rng = random.Random(case_seed)
-    user = rng.choice(USER_VOICES)
+    user = source.user_voice(rng)
     case = _Case(cache, rng, user, 12.0)
     meta: dict = {"category": category, "seed": case_seed, "sample_rate": SAMPLE_RATE, "user_voice": user.name}
+    if split is not None:
+        meta["split"] = split
     noise_db = rng.uniform(-62.0, -52.0)
     if category == "smooth_turn_taking":
-        meta["turn_end"] = _opening(case, long_answer=False)
+        meta["turn_end"] = _opening(case, source, long_answer=False)
         end = meta["turn_end"] + TAIL_S
     elif category == "pause_handling":
-        first, second = rng.choice(text.PAUSED)
+        pause_point, (first, second) = rng.choice(source.items("paused"))
         _, pause_start = case.say(first, rng.uniform(0.4, 1.0), "user_turn")
-        pause = rng.uniform(0.9, 1.5)
+        pause = rng.uniform(*source.pause_s)
         pause_end, meta["turn_end"] = case.say(second, pause_start + pause, "user_turn")
         meta["pause"] = {"start": pause_start, "end": pause_end}
+        if split is not None:
+            meta["pause"]["after"] = pause_point
         end = meta["turn_end"] + TAIL_S
     else:
-        question_end = _opening(case, long_answer=True)
+        question_end = _opening(case, source, long_answer=True)
         meta["turn_end"] = question_end
         onset = question_end + RESPONSE_DELAY_S + rng.uniform(1.5, 3.0)
         meta["expected_venus_speaking_from"] = round(question_end + RESPONSE_DELAY_S, 3)
         if category == "user_interruption":
-            words, keywords = rng.choice(text.INTERRUPTIONS)
+            cue, (words, keywords) = rng.choice(source.items("interruptions"))
             start, stop = case.say(words, onset, "overlap")
             meta["keywords"] = list(keywords)
+            if split is not None:
+                meta["stop_cue"] = cue == "cue"
         elif category == "backchannel":
-            start, stop = case.say(rng.choice(text.BACKCHANNELS), onset, "overlap")
+            backchannels = source.items("backchannels")
+            start, stop = case.say(rng.choice(backchannels)[1], onset, "overlap")
             if rng.random() < 0.4:  # a second backchannel a little later
-                _, stop = case.say(rng.choice(text.BACKCHANNELS), stop + rng.uniform(1.0, 2.0), "overlap")
+                _, stop = case.say(rng.choice(backchannels)[1], stop + rng.uniform(1.0, 2.0), "overlap")
         elif category == "talking_to_others":
-            words, reply = rng.choice(text.OTHER_ADDRESSED)
+            vocative, (words, reply) = rng.choice(source.items("other_addressed"))
             start, stop = case.say(words, onset, "overlap")
+            if split is not None:
+                meta["vocative"] = vocative
             if reply and rng.random() < 0.6:
-                other = rng.choice(OTHER_VOICES)
-                _, stop = case.say(reply, stop + rng.uniform(0.3, 0.7), "other_reply", other,
-                                   rng.uniform(-8.0, -3.0), REVERB)
+                other = source.other_voice(rng, user)
+                gap, level = rng.uniform(0.3, 0.7), rng.uniform(-8.0, -3.0)
+                effects, snr = source.far_field(rng, tv=False)
+                _, stop = case.say(reply, stop + gap, "other_reply", other, level, effects, snr)
         else:
-            voice = rng.choice(BACKGROUND_VOICES)
+            voice = source.background_voice(rng, user)
             level = rng.uniform(-22.0, -14.0)
-            start, stop = case.say(rng.choice(text.BACKGROUND), onset, "overlap", voice, level, REVERB)
-            noise_db = rng.uniform(-50.0, -44.0)
+            words = rng.choice(source.items("background"))[1]
+            effects, snr = source.far_field(rng, tv=True)
+            start, stop = case.say(words, onset, "overlap", voice, level, effects, snr)
+            noise_db = source.background_noise_db(rng)
         meta["overlap"] = {"start": start, "end": stop, "kind": category}
         end = stop + TAIL_S
     audio = case.finish(end, noise_db, case_seed)
@@ -162,7 +278,7 @@ def generate(options: GeneratorOptions) -> list[Path]:
         for index in range(options.per_category):
             folder = options.out_dir / f"{category}_{index:03d}"
             folder.mkdir(parents=True, exist_ok=True)
-            audio, meta = build_case(category, index, options.seed, cache)
+            audio, meta = build_case(category, index, options.seed, cache, options.split)
             meta["id"] = folder.name
             sf.write(folder / "input.wav", audio, SAMPLE_RATE, subtype="PCM_16")
             (folder / "metadata.json").write_text(json.dumps(meta, indent=2), encoding="utf-8")
@@ -178,8 +294,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--categories", nargs="*", default=list(CATEGORIES))
     parser.add_argument("--cache", type=Path, default=None)
+    parser.add_argument("--split", choices=pools.SPLITS, default=None,
+                        help="draw words, names and voices from this split of the pools (default: the fixed lists)")
     args = parser.parse_args(argv)
-    folders = generate(GeneratorOptions(args.out, args.per_category, args.seed, tuple(args.categories), args.cache))
+    folders = generate(GeneratorOptions(args.out, args.per_category, args.seed, tuple(args.categories), args.cache,
+                                        args.split))
     print(f"wrote {len(folders)} cases under {args.out}")
     return 0
 
