@@ -35,11 +35,14 @@ def test_choose_follows_the_models_preference(backend):
 
 
 def test_choose_picks_between_candidates_that_share_their_first_tokens(backend):
-    messages = [ChatMessage("system", SYSTEM), ChatMessage("user", "Say: the answer is yes.")]
-    picked = backend.choose(messages, ["The answer is yes.", "The answer is no."])
-    assert picked in (0, 1)
+    """The walk goes through the shared opening and chooses where the candidates part, in either order."""
+    messages = [ChatMessage("system", SYSTEM), ChatMessage("user", "What is the capital of France?")]
+    right, wrong = "The capital of France is Paris.", "The capital of France is Banana."
+    assert backend.choose(messages, [right, wrong]) == 0
+    assert backend.choose(messages, [wrong, right]) == 1
     # the walk stopped where the two part: the cache holds the shared opening, and a sync extends it
-    opening = backend.context_tokens([*messages, ChatMessage("assistant", "The answer is")], open_last=True)
+    opening = backend.context_tokens([*messages, ChatMessage("assistant", "The capital of France is")],
+                                     open_last=True)
     assert backend.cached_tokens[: len(opening) - 1] == opening[:-1]
 
 
