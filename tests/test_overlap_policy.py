@@ -248,7 +248,7 @@ def test_a_closed_short_sound_of_backchannel_words_goes_on_before_the_final() ->
     # word confidence may still revise it
     early = decide("and then the.", elapsed=1000, active=False, duration_ms=800)
     assert early.kind == OverlapKind.BACKCHANNEL and early.provisional, early.reason
-    assert decide("and then what?", elapsed=1000, active=False, duration_ms=800).kind != OverlapKind.BACKCHANNEL
+    assert decide("and then what?", elapsed=1000, active=False, duration_ms=800).kind == OverlapKind.INTERRUPTION
 
 
 def test_a_burst_moments_after_a_settled_overlap_is_more_of_the_same_until_its_words_say_otherwise() -> None:
