@@ -203,10 +203,19 @@ class LlamaBackend:
         return stream
 
     def end_of_turn_probability(self, messages: Sequence[ChatMessage], user_text: str) -> float:
-        """P(the user's turn ends here): the model's probability of the end-of-turn token after `user_text`."""
+        """P(the user's message is whole after `user_text`), read from the logits after its last token: the
+        probability of the end-of-message marker plus that of sentence-final punctuation (". ? !"), since a
+        chat model closes a finished sentence with a stop before it ends the message.
+
+        Pass the words without ASR punctuation. `messages` are the context before the user's message; the KV
+        cache keeps whatever prefix they share with the last call, so only the changed words are evaluated.
+        """
+        if self._closed:
+            raise BackendError("the LLM backend is closed")
         tail = self._special_tokens(self.template.piece(ChatMessage("user", "")).tail)
         if not tail:
             raise BackendError("the chat template has no end-of-turn marker after a user message")
+        closers = sorted({tail[0], *self._sentence_end_tokens()})
         probe = [*messages, ChatMessage("user", user_text)]
         tokens = self.context_tokens(probe, open_last=True)
 
@@ -215,9 +224,13 @@ class LlamaBackend:
             logits = np.ctypeslib.as_array(llama_cpp.llama_get_logits_ith(self._ctx.ctx, -1), shape=(self.n_vocab,))
             top = float(logits.max())
             weights = np.exp(logits.astype(np.float64) - top)
-            return float(weights[tail[0]] / weights.sum())
+            return float(weights[closers].sum() / weights.sum())
 
         return self._call(job)
+
+    def _sentence_end_tokens(self) -> list[int]:
+        # the first token of each sentence-final mark as it follows a word ("." "?" "!")
+        return [ids[0] for mark in (".", "?", "!") if (ids := self._content_tokens(mark))]
 
     def choose(self, messages: Sequence[ChatMessage], continuations: Sequence[str]) -> int:
         """Which text the model would write to open its turn, by walking its logits over the candidates' tokens.
