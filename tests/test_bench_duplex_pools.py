@@ -121,7 +121,7 @@ def test_items_have_the_shapes_scenario_text_uses() -> None:
                 texts = [item] if isinstance(item, str) else [item[0]] if category == "interruptions" else list(item)
                 for text in texts:
                     assert isinstance(text, str) and not re.search(r"[{}\[\]|]", text), (category, item)
-                if category in ("questions", "long_requests", "backchannels", "background"):
+                if category in ("questions", "long_requests", "backchannels", "background", "short_turns"):
                     assert isinstance(item, str) and item[-1] in ".?!", item
                 elif category == "paused":
                     first, second = item

@@ -21,7 +21,7 @@ from functools import cache
 
 SPLITS = ("train", "dev", "test")
 CATEGORIES = ("questions", "long_requests", "paused", "interruptions", "backchannels", "other_addressed",
-              "background")
+              "background", "short_turns")
 
 # Explicit claims of the floor; an interruption without any of them must be recognised from what it asks.
 STOP_CUES = ("wait", "stop", "hold on", "hang on", "venus", "pause", "one second", "one sec", "enough", "cancel",
@@ -480,6 +480,44 @@ _BACKCHANNELS = (
     "Oh, [nice|cool|wow], [okay|yeah].",
 )
 
+# Everyday whole turns of one to five words said to the assistant: greetings, thanks, yes and no, short questions
+# and commands. Not a duplex category of its own: end of turn must not make these wait (a two-word turn can be
+# whole), which the longer questions and paused requests alone never show.
+_SHORT_TURNS = (
+    "[Hi|Hey|Hello][.|!|, Venus.]",
+    "Good [morning|afternoon|evening][.|, Venus.]",
+    "[Thanks|Thank you|Thanks a lot|Cheers][.|!]",
+    "[Yes|Yeah|Yep|Sure][, please.|, do it.|, go ahead.|.]",
+    "[No|Nope][, thanks.|, not now.|, that's fine.|.]",
+    "What time is it[?| now?| in {city}?]",
+    "What day is it [today|tomorrow]?",
+    "What's the date today?",
+    "How are you[?| today?| doing?]",
+    "[Who are you|What can you do|What's your name]?",
+    "[Stop|Pause|Cancel] [that|it|the timer].",
+    "[Next|Skip the] [song|track|one].",
+    "Turn it [up|down][.|, please.]",
+    "[Never mind|Forget it|That's all for now].",
+    "Is it [raining|cold|windy] [outside|in {city}]?",
+    "What's the weather [like|today]?",
+    "Play [some jazz|the news|my playlist].",
+    "[Louder|Quieter|Slower|Faster], please.",
+    "[Say that again|Sorry, what|Come again]?",
+    "[Good night|Bye|See you later][.|, Venus.]",
+    "Set a timer for [five|ten|twenty] minutes.",
+    "Call {name}[.|, please.]",
+    "Open [my email|the calendar|the browser].",
+    "Repeat that, please.",
+    "Tell me a [riddle|fun fact].",
+    "[Are you there|Can you hear me|Are you listening]?",
+    "What's [two|seven|twelve] plus [three|nine|four]?",
+    "[Okay|Alright], [thanks|thank you|good].",
+    "That's [perfect|great|wrong|not right].",
+    "I'm [back|home|done|ready].",
+    "How [long|far] is it?",
+    "Where am I?",
+)
+
 # (template, reply from the other person or "", where the vocative sits): the user talks to someone in the room.
 _OTHER_ADDRESSED = (
     ("{who}, can you get the door?", "[Got it|I'm going|Yep, coming].", "start"),
@@ -585,7 +623,7 @@ _BACKGROUND = (
 )
 
 _PER_TEMPLATE = {"questions": 5, "long_requests": 5, "paused": 3, "interruptions": 4, "backchannels": 6,
-                 "other_addressed": 6, "background": 4}
+                 "other_addressed": 6, "background": 4, "short_turns": 4}
 _TOKEN = re.compile(r"\{(\w+)\}|\[([^\]]*)\]")
 
 
@@ -684,6 +722,8 @@ def _templates(category: str) -> list[tuple[str, object]]:
         return [(t, (reply, position)) for t, reply, position in _OTHER_ADDRESSED]
     if category == "background":
         return [(t, None) for t in _BACKGROUND]
+    if category == "short_turns":
+        return [(t, None) for t in _SHORT_TURNS]
     raise ValueError(f"unknown category {category!r}; choose from {list(CATEGORIES)}")
 
 

@@ -6,7 +6,8 @@ decodes, as the pipeline's pre-final does (whisper tiny.en, `asr.turn_beam_size`
 speech up to each stop:
 * the mid-sentence pause: label 0 (ending the turn there is a cut-in), with the pause's length;
 * the end of the turn (a complete question, or the paused request once finished): label 1;
-* short whole turns (the split's backchannel pool said on their own: "Got it.", "Oh, really?"): label 1.
+* short whole turns, 20 each from the split's backchannel pool said on their own ("Got it.", "Oh, really?") and
+  its everyday short turns ("Next song.", "What time is it?"): label 1.
 Each row keeps the signals: the default chat LLM's end-of-message probability after the words (its end marker
 plus sentence-final punctuation, ASR punctuation stripped: `LlamaBackend.end_of_turn_probability`), whisper's
 confidence in the last word, the word count, and Smart Turn v3.2's probability on the audio. Rows are cached
@@ -105,10 +106,10 @@ def _case_rows(split: str, seed: int, per_category: int) -> list[dict]:
     return rows
 
 
-def _short_rows(split: str, seed: int, count: int) -> list[dict]:
+def _short_rows(split: str, seed: int, count: int, category: str) -> list[dict]:
     signals, speech, source = _Signals(), SpeechCache(), _SplitSource(split)
-    rng = random.Random(f"short-{split}-{seed}")
-    items = pools.pool("backchannels", split)
+    rng = random.Random(f"short-{split}-{seed}" if category == "backchannels" else f"{category}-{split}-{seed}")
+    items = pools.pool(category, split)
     rows = []
     for index in range(count // 2):
         clip = speech.render(rng.choice(items), source.user_voice(rng))
@@ -119,8 +120,11 @@ def _short_rows(split: str, seed: int, count: int) -> list[dict]:
 
 def collect(split: str, seed: int, per_category: int) -> list[dict]:
     """The rows of one split and seed (computed once, then read from the cache)."""
-    return (_cached(f"{split}-seed{seed}-n{per_category}", lambda: _case_rows(split, seed, per_category))
-            + _cached(f"{split}-short-seed{seed}-n{per_category}", lambda: _short_rows(split, seed, per_category)))
+    rows = _cached(f"{split}-seed{seed}-n{per_category}", lambda: _case_rows(split, seed, per_category))
+    for category in ("backchannels", "short_turns"):
+        rows += _cached(f"{split}-{category}-seed{seed}-n{per_category}",
+                        lambda c=category: _short_rows(split, seed, per_category, c))
+    return rows
 
 
 def auc(rows: list[dict], key: str) -> float:
