@@ -1,7 +1,11 @@
-"""`venus duplex` on generated scenarios, two of each category: the outcome of each case is asserted.
+"""`venus duplex` on generated scenarios, three of each category: every case is judged against bounds near the targets.
 
 The scenarios are the benchmark's own (bench/duplex): espeak-ng voices, sox levels and reverb, seeded. Venus
 runs in real time through the real CLI (LLM, whisper, Piper, policies); the evaluator reads only output.wav.
+The targets (docs/BENCHMARKS.md) are medians over 40 cases: a response 0.8 s after the user's turn ends, a stop
+0.3 s after an interruption begins. Here every case must come within RESPONSE_BOUND_S / STOP_BOUND_S (on a quiet
+2-core machine these cases measured responses of 0.63-0.97 s and stops of 0.21-0.29 s); a loaded machine misses
+them, as a user would notice.
 """
 
 from __future__ import annotations
@@ -12,16 +16,19 @@ from pathlib import Path
 
 import pytest
 
-from bench.duplex.evaluate import evaluate_dir
+from bench.duplex.evaluate import CONTINUATION_CATEGORIES, evaluate_dir
 from bench.duplex.generate import CATEGORIES, GeneratorOptions, generate
 
-PER_CATEGORY = 2  # cases per category, seeded: the same twelve scenarios on every run
+PER_CATEGORY = 3  # cases per category, seeded: the same scenarios on every run
+SEED = 7  # every overlap case of this seed begins while Venus is speaking, so each one is judged
+RESPONSE_BOUND_S = 1.2  # any one case: the answer starts this soon after the user's turn ends (target 0.8 median)
+STOP_BOUND_S = 0.5  # any one case: Venus is silent this soon after an interruption begins (target 0.3 median)
 
 
 @pytest.fixture(scope="module")
 def results(tmp_path_factory: pytest.TempPathFactory) -> dict:
     root = tmp_path_factory.mktemp("duplex")
-    generate(GeneratorOptions(out_dir=root, per_category=PER_CATEGORY, seed=7))
+    generate(GeneratorOptions(out_dir=root, per_category=PER_CATEGORY, seed=SEED))
     proc = subprocess.run([sys.executable, "-m", "app.cli", "duplex", "--input-dir", str(root), "--drain", "3"],
                           capture_output=True, text=True, timeout=1800)
     assert proc.returncode == 0, proc.stderr[-3000:]
@@ -36,9 +43,9 @@ def results(tmp_path_factory: pytest.TempPathFactory) -> dict:
 
 
 def _judged(results, category: str) -> list:
-    # an overlap case is judged only where Venus was speaking at its onset; one of two at least must be
+    # an overlap case is judged only where Venus was speaking at its onset: with this seed, every one must be
     judged = [r for r in results[category] if r.applicable]
-    assert judged, [(r.case, r.notes) for r in results[category]]
+    assert len(judged) == PER_CATEGORY, [(r.case, r.notes) for r in results[category]]
     return judged
 
 
@@ -47,25 +54,27 @@ def test_every_category_ran(results) -> None:
     assert all(len(results[c]) == PER_CATEGORY for c in CATEGORIES)
 
 
-def test_smooth_turn_taking_answers_after_the_question(results) -> None:
+def test_smooth_turn_taking_answers_soon_after_the_question(results) -> None:
     for r in results["smooth_turn_taking"]:
         assert r.took_over, (r.case, r.notes)
-        assert 0 < r.response_latency_s < 2.0, (r.case, r.response_latency_s)
+        assert 0 < r.response_latency_s <= RESPONSE_BOUND_S, (r.case, r.response_latency_s)
 
 
-def test_a_mid_sentence_pause_is_not_cut_into(results) -> None:
+def test_a_mid_sentence_pause_is_not_cut_into_and_the_request_is_answered_soon(results) -> None:
     for r in results["pause_handling"]:
         assert r.false_cut_in is False, (r.case, r.notes)
         assert r.took_over, (r.case, r.notes)  # and the whole request is answered
+        assert 0 < r.response_latency_s <= RESPONSE_BOUND_S, (r.case, r.response_latency_s)
 
 
-def test_an_interruption_stops_venus_within_a_second_and_gets_an_answer(results) -> None:
-    for r in _judged(results, "user_interruption"):
-        assert r.stopped and r.stop_latency_s < 1.0, (r.case, r.behavior, r.stop_latency_s)
+def test_an_interruption_stops_venus_near_the_target_and_gets_an_answer(results) -> None:
+    judged = _judged(results, "user_interruption")
+    for r in judged:
+        assert r.stopped and r.stop_latency_s <= STOP_BOUND_S, (r.case, r.behavior, r.stop_latency_s)
         assert r.responded, (r.case, r.notes)
 
 
-@pytest.mark.parametrize("category", ["backchannel", "talking_to_others", "background_speech"])
+@pytest.mark.parametrize("category", CONTINUATION_CATEGORIES)
 def test_venus_keeps_talking_through_speech_not_meant_to_stop_it(results, category: str) -> None:
     for r in _judged(results, category):
         assert r.continued, (r.case, r.behavior, r.notes)
