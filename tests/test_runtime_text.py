@@ -207,9 +207,7 @@ def test_the_answer_waits_while_speech_over_venus_is_judged(backend, wait_until,
 def test_the_answer_starts_on_every_core_and_gives_them_back_to_the_voice(backend, wait_until) -> None:
     # From the end of the user's turn to the first clause nothing else needs the CPU: the decision and the
     # first words decode with answer_start_threads; the rest of the answer with the configured count.
-    if not hasattr(backend, "use_threads"):
-        pytest.skip("a remote backend has no threads to share")
-    base = backend.n_threads
+    base = backend.n_threads  # the default backend is in process: a remote one has no threads to share
     before = dict(backend.steps_by_threads)
     timeline, runtime, _ = _session(backend, with_harness=False, max_tokens=40,
                                     options=RuntimeOptions(proactive_gap_ms=300, answer_start_threads=base + 1))
