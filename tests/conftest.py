@@ -15,7 +15,6 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-
 ENABLE_HINT = "`make test` (scripts/setup.sh + scripts/run-tests.sh) installs and starts what this needs"
 
 
