@@ -35,6 +35,7 @@ from engine.llm.control import (
     format_decision,
     parse_decision,
 )
+from engine.llm.guard import FALLBACK, ReplyGuard
 from engine.llm.template import ChatMessage
 from engine.timeline import Timeline
 from engine.timeline import events as ev
@@ -386,23 +387,42 @@ class Conversation:
         chunker = ClauseChunker(self.options.chunker)
         index = 0
         text = open_turn.content
+        spoken: list[str] = []  # the clauses handed to the voice
         for chunk in chunker.push(text):
             turn._chunks.put(chunk)
+            spoken.append(chunk)
         answer = self._answer_request()
+        # every clause is checked before it goes to the voice: a small model may recite its instructions or loop
+        guard = ReplyGuard(messages[0].content if messages else "")
+        stopped: str | None = None
         for attempt in range(2):
             stream = self._generate(turn, [*messages, open_turn], answer)
             for piece in stream:
                 self.timeline.append(ev.AssistantToken(turn_id=turn.turn_id, text=piece, index=index))
                 index += 1
                 text += piece
-                for chunk in chunker.push(piece):
+                chunks = chunker.push(piece)
+                if chunks and (stopped := guard.check(text)):
+                    stream.cancel()
+                    break
+                for chunk in chunks:
                     turn._chunks.put(chunk)
-            if text.strip() or turn.cancelled or attempt:
+                    spoken.append(chunk)
+            if text.strip() or turn.cancelled or attempt or stopped:
                 break
             # A small model sometimes ends a "respond" turn at once; one sampled retry says something instead.
             answer = replace(answer, temperature=max(0.7, answer.temperature), seed=answer.seed + 1)
-        for chunk in chunker.flush():
-            turn._chunks.put(chunk)
+        if stopped is None and (stopped := guard.check(text)) is None:
+            for chunk in chunker.flush():
+                turn._chunks.put(chunk)
+        if stopped is not None:
+            log.warning("turn %s stopped: %s", turn.turn_id, stopped)
+            text = " ".join(c.strip() for c in spoken).strip()
+            if not text:
+                text = FALLBACK
+                turn._chunks.put(FALLBACK)
+            self._end(turn, text, f"guard: {stopped}")
+            return
         self._end(turn, text, stream.finish.reason)
 
     def _decide(self, turn: AssistantTurn) -> ev.ControlDecision | None:

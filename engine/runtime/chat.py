@@ -38,6 +38,8 @@ class TranscriptPrinter:
             if self.stream_tokens and self._open_turn == event.turn_id:
                 self.out.write(" [interrupted]\n" if event.interrupted else "\n")
                 self._open_turn = ""
+                if event.reason.startswith("guard:"):  # the streamed words were cut: show what was said instead
+                    line = f"  [{event.reason.removeprefix('guard: ')}; not spoken]\nvenus: {event.text}"
             elif event.reason == "notice" or (not self.stream_tokens and event.text.strip()):
                 line = f"venus: {event.heard_text or event.text}"
         elif isinstance(event, ev.DelegationDispatched):
