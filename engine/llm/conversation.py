@@ -393,7 +393,8 @@ class Conversation:
             spoken.append(chunk)
         answer = self._answer_request()
         # every clause is checked before it goes to the voice: a small model may recite its instructions or loop
-        guard = ReplyGuard(messages[0].content if messages else "")
+        # (against the instructions only: the summary of earlier turns in the system message may be said again)
+        guard = ReplyGuard(render_messages([], self.tools, self.options.render)[0].content)
         stopped: str | None = None
         for attempt in range(2):
             stream = self._generate(turn, [*messages, open_turn], answer)
@@ -404,6 +405,8 @@ class Conversation:
                 chunks = chunker.push(piece)
                 if chunks and (stopped := guard.check(text)):
                     stream.cancel()
+                    for _ in stream:  # let the backend finish the step it is on before the turn ends
+                        pass
                     break
                 for chunk in chunks:
                     turn._chunks.put(chunk)
