@@ -19,6 +19,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from engine import paths
+from engine.threads import default_threads
 
 log = logging.getLogger(__name__)
 
@@ -80,7 +81,7 @@ class ASRSettings(_Section):
     partial_interval_ms: int = Field(500, ge=100, le=5000)
     overlap_partial_interval_ms: int = Field(250, ge=100, le=5000)  # while Venus speaks: words decide the overlap
     overlap_first_partial_ms: int = Field(350, ge=250, le=5000)  # ...and the first once this much speech is in
-    n_threads: int = Field(1, ge=1, le=64)
+    n_threads: int = Field(default_factory=lambda: default_threads("ct2"), ge=1, le=64)  # VENUS_THREADS_CT2
     beam_size: int = Field(1, ge=1, le=10)  # partials, and speech over Venus's voice (the overlap policy's words)
     # the words that end a user's turn (pre-finals and finals of speech not over Venus): greedy whisper tiny
     # turns cut-off speech into complete-looking questions ("How much does it cost to fly to" -> "... cost of
@@ -94,7 +95,7 @@ class TTSSettings(_Section):
     voice: str = "piper-en-us-joe-medium"  # a model id, a path to a Piper .onnx, or an espeak voice name
     rate: float = Field(1.0, ge=0.5, le=2.0)  # 1.0 = the voice's natural speed
     volume: float = Field(1.0, ge=0.0, le=1.0)
-    n_threads: int = Field(1, ge=1, le=64)  # CPU threads for the Piper voice
+    n_threads: int = Field(default_factory=lambda: default_threads("onnx"), ge=1, le=64)  # the Piper voice
     espeak_voice: str = "en-us"  # espeak-ng voice used when engine is espeak and voice names a Piper model
 
 

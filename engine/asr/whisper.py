@@ -8,13 +8,14 @@ import threading
 import time
 from collections import deque
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Protocol
 
 import numpy as np
 
 from engine.errors import ModelCorrupt
+from engine.threads import default_threads
 from engine.timeline.events import Word
 
 log = logging.getLogger(__name__)
@@ -50,7 +51,7 @@ class WhisperOptions:
 
     model_path: Path  # a CTranslate2 model folder (from the registry; never a hub name)
     language: str = "en"  # ISO code; "" lets whisper detect it
-    threads: int = 1  # CPU threads for CTranslate2; keep low beside the LLM
+    threads: int = field(default_factory=lambda: default_threads("ct2"))  # keep low beside the LLM
     beam_size: int = 1  # 1 = greedy, the fastest
     window_s: float = 15.0  # encoder window; whisper's own 30 s costs about 3x more for short commands
 

@@ -14,12 +14,16 @@ from llama_cpp import _internals
 
 from engine.errors import ModelCorrupt, ModelNotFound
 from engine.llm.backend import GenerateRequest
+from engine.threads import env_threads
 
 
 def choose_threads(requested: int) -> int:
-    """Threads for decoding: the setting, or (0) the physical cores minus one for audio and UI, 1 to 8."""
+    """Threads for decoding: the setting, or (0) VENUS_THREADS_LLM or the physical cores minus one for audio and UI, 1 to 8."""
     if requested > 0:
         return requested
+    from_env = env_threads("llm")
+    if from_env:
+        return from_env
     physical = psutil.cpu_count(logical=False) or psutil.cpu_count() or 1
     return max(1, min(8, physical - 1))
 

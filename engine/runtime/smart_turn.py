@@ -18,6 +18,7 @@ from pathlib import Path
 import numpy as np
 
 from engine.errors import ModelCorrupt
+from engine.threads import default_threads
 
 SAMPLE_RATE = 16000
 WINDOW_S = 8
@@ -69,11 +70,11 @@ def log_mel_features(window: np.ndarray) -> np.ndarray:
 class SmartTurn:
     """Probability that the user's speech so far sounds like a finished turn; ~15-40 ms a call on one core."""
 
-    def __init__(self, model_path: Path, *, threads: int = 1) -> None:
+    def __init__(self, model_path: Path, *, threads: int | None = None) -> None:
         import onnxruntime as ort
 
         opts = ort.SessionOptions()
-        opts.intra_op_num_threads = threads
+        opts.intra_op_num_threads = threads or default_threads("onnx")
         opts.inter_op_num_threads = 1
         opts.execution_mode = ort.ExecutionMode.ORT_SEQUENTIAL
         opts.log_severity_level = 4

@@ -7,13 +7,14 @@ import json
 import re
 import shutil
 import subprocess
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Protocol
 
 import numpy as np
 
 from engine.errors import ConfigError, ModelCorrupt
+from engine.threads import default_threads
 
 
 @dataclass(frozen=True)
@@ -49,7 +50,7 @@ class VoiceOptions:
 
     rate: float = 1.0  # 1.0 = the voice's natural speed; 2.0 = twice as fast
     volume: float = 1.0  # linear gain applied to the synthesized audio, 0..1
-    threads: int = 1  # CPU threads for the voice model
+    threads: int = field(default_factory=lambda: default_threads("onnx"))  # CPU threads for the voice model
 
     def __post_init__(self) -> None:
         if not 0.5 <= self.rate <= 2.0:

@@ -9,6 +9,7 @@ from typing import Protocol
 import numpy as np
 
 from engine.errors import ModelCorrupt
+from engine.threads import default_threads
 
 SAMPLE_RATE = 16000
 FRAME_SAMPLES = 512  # Silero's window at 16 kHz (32 ms)
@@ -26,11 +27,11 @@ class SpeechProbability(Protocol):
 class SileroVad:
     """Streaming Silero VAD: call with consecutive 512-sample float32 frames; keeps its recurrent state."""
 
-    def __init__(self, model_path: Path, *, threads: int = 1) -> None:
+    def __init__(self, model_path: Path, *, threads: int | None = None) -> None:
         import onnxruntime as ort
 
         opts = ort.SessionOptions()
-        opts.intra_op_num_threads = threads
+        opts.intra_op_num_threads = threads or default_threads("onnx")
         opts.inter_op_num_threads = 1
         opts.log_severity_level = 4
         try:

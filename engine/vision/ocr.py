@@ -4,12 +4,13 @@ from __future__ import annotations
 
 import re
 import threading
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Protocol
 
 import numpy as np
 
 from engine.errors import ModelNotFound
+from engine.threads import default_threads
 
 
 @dataclass(frozen=True)
@@ -18,7 +19,7 @@ class OcrOptions:
 
     min_confidence: float = 0.6  # recognised lines below this are dropped
     min_chars: int = 2  # shorter lines are usually noise (a logo, a stray mark)
-    threads: int = 1  # onnxruntime threads for the OCR models
+    threads: int = field(default_factory=lambda: default_threads("onnx"))  # onnxruntime threads for OCR
 
     def __post_init__(self) -> None:
         if not 0.0 <= self.min_confidence <= 1.0:
