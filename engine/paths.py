@@ -49,3 +49,9 @@ def settings_file() -> Path:
 def database_file() -> Path:
     """The SQLite timeline and task database."""
     return data_dir() / "venus.db"
+
+
+def assets_dir() -> Path:
+    """Read-only data that ships with Venus (intent templates): VENUS_ASSETS_DIR, else the checkout's assets/."""
+    override = os.environ.get("VENUS_ASSETS_DIR")
+    return Path(override).expanduser() if override else Path(__file__).resolve().parent.parent / "assets"

@@ -19,6 +19,7 @@ from harness.sandbox import AllowedRoots
 from harness.scheduler import DeadlineScheduler
 from harness.secrets import PROCESS_REDACTOR, SecretVault, install_log_redaction
 from harness.store import TaskRecord, TaskStore
+from harness.task_tools import TaskTools
 from harness.tool import Tool, ToolRegistry
 
 log = logging.getLogger(__name__)
@@ -55,6 +56,9 @@ class Harness:
             self.registry, self.store, self._pump, self._scheduler, self.redactor,
             ExecutorOptions(settings.workers, settings.task_timeout_s, settings.confirm_timeout_s),
         )
+        self.tasks = TaskTools(self.executor.active, self.store.get_task, self.executor.cancel)
+        for tool in self.tasks.tools():
+            self.registry.register(tool, replace=True)
         self.mcp: dict[str, MCPServerConnection] = {}
         for name, raw in settings.mcp_servers.items():
             self._start_mcp(name, raw)
@@ -86,6 +90,25 @@ class Harness:
     def active_tasks(self) -> list[str]:
         """Tasks not yet ended, oldest first."""
         return self.executor.active()
+
+    def running_tasks(self) -> list[dict[str, Any]]:
+        """The tasks not yet ended, oldest first, as {task_id, tool, title, percent, status}."""
+        return self.tasks.views()
+
+    def pending_reminders(self) -> list[dict[str, Any]]:
+        """Timers and reminders not yet fired, soonest first, as {reminder_id, text, due_at}."""
+        return [{"reminder_id": r.id, "text": r.text, "due_at": r.due_at} for r in self.store.pending_reminders()]
+
+    def check_call(self, tool: str, arguments: Any) -> str | None:
+        """Why a call of `tool` with `arguments` cannot run (unknown, off, or arguments outside its schema),
+        in words for the user; None when it can."""
+        try:
+            self.registry.validate(tool, arguments)
+        except ToolError as exc:
+            return str(exc)
+        if self.registry.permission(tool).value == "off":
+            return f"the {tool.replace('_', ' ')} tool is turned off in settings"
+        return None
 
     def pending_confirmations(self) -> list[str]:
         """Tasks waiting for the user's yes or no, oldest first."""

@@ -19,10 +19,13 @@ from collections import deque
 from collections.abc import Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
+from datetime import datetime
 from typing import Any
 
 import psutil
 
+from engine.intents import IntentContext, IntentMatch, IntentMatcher
+from engine.intents.responses import acknowledgement, render_failure, render_result
 from engine.runtime.addressee import names_mentioned, overlap_hint
 from engine.runtime.mouth import Mouth, Utterance
 from engine.runtime.overlap import (
@@ -43,9 +46,18 @@ State = ev.RuntimeStateName
 _WATCHED = {
     ev.Kind.USER_SPEECH_START, ev.Kind.USER_SPEECH_END, ev.Kind.ASR_PARTIAL, ev.Kind.ASR_FINAL, ev.Kind.USER_TEXT,
     ev.Kind.VIDEO_OBSERVATION, ev.Kind.DELEGATION_RESULT, ev.Kind.DELEGATION_FAILED, ev.Kind.REMINDER_FIRED,
-    ev.Kind.CONFIRMATION_REQUESTED,
+    ev.Kind.CONFIRMATION_REQUESTED, ev.Kind.DELEGATION_CANCELLED,
 }
-_URGENT = (ev.ReminderFired, ev.ConfirmationRequested)
+
+
+@dataclass(frozen=True)
+class _Answer:
+    """The rendered answer to a recognised request whose result came after Venus moved on: said at the next gap."""
+
+    text: str
+
+
+_URGENT = (ev.ReminderFired, ev.ConfirmationRequested, _Answer)
 # Questions about what the camera sees are answered by looking, not by the language model guessing.
 _VISUAL_QUESTION = re.compile(
     r"\bwhat (does|do) (this|that|it|the \w+) say\b|\bread (this|that|it)\b|\bwhat am i holding\b"
@@ -79,6 +91,8 @@ class RuntimeOptions:
     acknowledge_replies: bool = True  # say "Okay." after a spoken yes / no / cancel aimed at a task
     follow_ms: int = 1500  # speech over Venus this soon after an overlap that did not claim the floor, before
     #   its words are in, is taken for more of the same (no pause at the deadline; its words still decide)
+    local_intents: bool = True  # everyday requests go straight to their tool (engine.intents), not to the LLM
+    intent_ack_ms: int = 700  # a recognised request whose result takes longer than this is acknowledged first
 
     def __post_init__(self) -> None:
         if self.tick_ms < 1 or self.proactive_gap_ms < 0 or self.resume_gap_ms < 0 or self.final_wait_ms < 0:
@@ -99,6 +113,16 @@ class _TurnRef:
         self.utterance: Utterance | None = None
         self.cancelled = False
         self.done = threading.Event()  # everything generated and played, or dropped
+
+
+@dataclass
+class _IntentTask:
+    """A recognised request delegated to the harness, waiting for its result to be spoken."""
+
+    match: IntentMatch
+    ref: _TurnRef
+    started_ms: int
+    acknowledged: bool = False
 
 
 @dataclass
@@ -139,6 +163,7 @@ class Runtime:
         overlap: OverlapPolicy | None = None,
         vision: Any = None,  # engine.vision.VisionService, optional
         options: RuntimeOptions | None = None,
+        intents: IntentMatcher | None = None,  # default: the English templates when there is a harness
     ) -> None:
         self.timeline = timeline
         self.conversation = conversation
@@ -151,6 +176,10 @@ class Runtime:
             options=EndOfTurnOptions.from_base_silence(conv.end_of_turn_silence_ms))
         self.overlap = overlap or OverlapPolicy(OverlapOptions(sensitivity=conv.duplex_sensitivity))
         self.options = options or RuntimeOptions()
+        self.intents = intents
+        if intents is None and harness is not None and self.options.local_intents:
+            self.intents = IntentMatcher.load()
+        self._intent_tasks: dict[str, _IntentTask] = {}  # task id -> the request it answers
         self.state = State.LISTENING
         self._inbox: queue.SimpleQueue[tuple[str, Any]] = queue.SimpleQueue()
         self._closing = threading.Event()
@@ -182,7 +211,7 @@ class Runtime:
         self._previous_overlap: tuple[ev.OverlapKind, int] | None = None  # last settled non-stop verdict, its end
         self._superseded: set[int] = set()  # onsets of ended overlaps replaced by a newer one before their final
         self._resume_at: int | None = None
-        self._deliveries: deque[ev.Event] = deque()
+        self._deliveries: deque[Any] = deque()  # timeline events, and _Answer
         self._last_activity_ms = 0
         self._facing: bool | None = None
         self._person_present: bool | None = None
@@ -390,7 +419,10 @@ class Runtime:
                 self._person_present = event.person_present
             if event.facing_screen is not None:
                 self._facing = event.facing_screen
-        else:  # results, failures, reminders and confirmation requests wait for a natural gap
+        elif getattr(event, "task_id", None) in self._intent_tasks:
+            self._on_intent_event(event)
+        elif not isinstance(event, ev.DelegationCancelled):  # a cancel is the user's own doing: nothing to say
+            # results, failures, reminders and confirmation requests wait for a natural gap
             self._deliveries.append(event)
 
     def _venus_has_floor(self) -> bool:
@@ -472,7 +504,7 @@ class Runtime:
             return
         self._user_text.append(text)
         self._last_word_p = event.words[-1].probability if event.words else None
-        if self.harness is not None and self._reply is None:
+        if self.harness is not None and self._reply is None and self._match_intent(text) is None:
             reply = self.harness.handle_user_text(text, source="voice")
             self._reply = str(reply) if reply is not None else None
 
@@ -481,7 +513,9 @@ class Runtime:
             self.mouth.stop()
             self._interrupt("the user typed a new message")
         self._user_text, self._partial = [event.text], ""
-        reply = self.harness.handle_user_text(event.text, source="ui") if self.harness is not None else None
+        reply = None
+        if self.harness is not None and self._match_intent(event.text) is None:
+            reply = self.harness.handle_user_text(event.text, source="ui")
         self._reply = str(reply) if reply is not None else None
         self._end_user_turn(typed=True)
 
@@ -529,10 +563,13 @@ class Runtime:
                 and not self._segment_open:
             self._resume_at = None
             self._respond(actions=(ev.Action.RESUME, ev.Action.RESPOND))
+        if self._intent_tasks:
+            self._acknowledge_slow_tasks(now)
         if self._deliveries and self.state == State.LISTENING and not self._segment_open:
             self._maybe_deliver(now)
         if self.state == State.LISTENING and not self._deliveries and self._resume_at is None \
-                and not self._segment_open and self._overlap is None and self._inbox.empty():
+                and not self._segment_open and self._overlap is None and self._inbox.empty() \
+                and not any(not t.acknowledged for t in self._intent_tasks.values()):
             self._idle.set()
 
     def _check_end_of_turn(self, now: int) -> None:
@@ -749,6 +786,10 @@ class Runtime:
         if _VISUAL_QUESTION.search(self._last_request):
             self._answer_visual(self._last_request)
             return
+        match = self._match_intent(self._last_request)
+        if match is not None:
+            self._delegate(match)
+            return
         # Typed text and a turn that interrupted Venus are meant for her; other speech may be for someone
         # else, so there silence stays possible.
         addressed = typed or self._claimed_floor
@@ -805,9 +846,13 @@ class Runtime:
         """Speak a fixed sentence (reminders, acknowledgements); it joins the context as an assistant turn."""
         ref = _TurnRef(uuid.uuid4().hex[:12], from_llm=False)
         self.timeline.append(ev.ControlDecision(turn_id=ref.turn_id, action=ev.Action.RESPOND))
-        self.timeline.append(ev.AssistantTurnEnd(turn_id=ref.turn_id, text=text, heard_text=text, reason="notice"))
         self._turn = ref
         self._to(State.THINKING)
+        self._speak_on(ref, text)
+
+    def _speak_on(self, ref: _TurnRef, text: str, reason: str = "notice") -> None:
+        """Say `text` as the words of the (already decided) turn `ref`, then end it."""
+        self.timeline.append(ev.AssistantTurnEnd(turn_id=ref.turn_id, text=text, heard_text=text, reason=reason))
 
         def speak() -> None:
             try:
@@ -818,6 +863,67 @@ class Runtime:
                 ref.done.set()
 
         self._llm_jobs.submit(speak)
+
+    # ---- recognised requests (engine.intents) ----------------------------------------------------------------
+
+    def _match_intent(self, text: str) -> IntentMatch | None:
+        if self.intents is None or self.harness is None or not text.strip():
+            return None
+        try:
+            context = IntentContext(now=datetime.now(), reminders=self.harness.pending_reminders(),
+                                    tasks=self.harness.running_tasks())
+            return self.intents.match(text, context)
+        except Exception:  # the LLM answers instead; a template bug must never silence Venus
+            log.exception("intent matching failed for %r", text)
+            return None
+
+    def _delegate(self, match: IntentMatch) -> None:
+        """Run a recognised request's tool now; its result is spoken when it comes (or 'On it.' first)."""
+        if match.clarify:
+            self._say(match.clarify)
+            return
+        problem = self.harness.check_call(match.tool, match.arguments)
+        if problem:
+            self._say(f"I can't do that as asked: {problem}. Could you say it another way?")
+            return
+        ref = _TurnRef(uuid.uuid4().hex[:12], from_llm=False)
+        self.timeline.append(ev.ControlDecision(turn_id=ref.turn_id, action=ev.Action.DELEGATE, tool=match.tool,
+                                                arguments=dict(match.arguments)))
+        self._turn = ref
+        self._to(State.THINKING)
+        task_id = self.harness.submit(match.tool, dict(match.arguments), turn_id=ref.turn_id)
+        self._intent_tasks[task_id] = _IntentTask(match, ref, self._now())
+
+    def _on_intent_event(self, event: Any) -> None:
+        task = self._intent_tasks.pop(event.task_id)
+        waiting = not task.acknowledged and self._turn is task.ref and not task.ref.cancelled
+        if isinstance(event, ev.ConfirmationRequested):
+            # the confirmation is asked at once, as every one is; the turn that waited for it ends quietly
+            if waiting:
+                task.ref.done.set()
+            task.acknowledged = True
+            self._intent_tasks[event.task_id] = task
+            self._deliveries.append(event)
+            return
+        if isinstance(event, ev.DelegationResult):
+            text = render_result(task.match, event.result)
+        elif isinstance(event, ev.DelegationFailed):
+            text = render_failure(task.match, event.error)
+        else:  # cancelled, by the user, who knows it
+            if waiting:
+                task.ref.done.set()
+            return
+        if waiting:
+            self._speak_on(task.ref, text, reason="intent")
+        else:
+            self._deliveries.append(_Answer(text))
+
+    def _acknowledge_slow_tasks(self, now: int) -> None:
+        for task in self._intent_tasks.values():
+            if not task.acknowledged and now - task.started_ms >= self.options.intent_ack_ms:
+                task.acknowledged = True
+                if self._turn is task.ref and not task.ref.cancelled:
+                    self._speak_on(task.ref, acknowledgement(task.match))
 
     def _answer_visual(self, question: str) -> None:
         """'What does this say?': look now (OCR, faces, a multimodal model when set up) and say what was seen."""
@@ -892,6 +998,8 @@ class Runtime:
         self._deliveries.remove(event)
         if isinstance(event, ev.ReminderFired):
             self._say(f"Excuse me, a reminder: {event.text}")
+        elif isinstance(event, _Answer):
+            self._say(event.text)
         elif isinstance(event, ev.ConfirmationRequested):
             if event.task_id in (self.harness.pending_confirmations() if self.harness is not None else []):
                 self._say(f"Before I go ahead: {_confirmation_text(event)} Shall I? Say yes or no.")

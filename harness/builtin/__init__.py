@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from harness.builtin.calc import calculate, calculator_tools, convert
+from harness.builtin.clock import clock_tool
 from harness.builtin.desktop import (
     desktop_tools,
     read_clipboard,
@@ -23,12 +24,12 @@ def builtin_tools(roots: AllowedRoots, store: TaskStore, reminders: ReminderServ
     """Every built-in tool, ready to register."""
     return [
         *file_tools(roots), *reminder_tools(reminders), *note_tools(store), *desktop_tools(),
-        *calculator_tools(), shell_tool(roots),
+        *calculator_tools(), clock_tool(), shell_tool(roots),
     ]
 
 
 __all__ = [
-    "FileTools", "ReminderService", "builtin_tools", "calculate", "calculator_tools", "convert", "desktop_tools",
+    "FileTools", "ReminderService", "builtin_tools", "calculate", "calculator_tools", "clock_tool", "convert", "desktop_tools",
     "file_tools", "note_tools", "read_clipboard", "reminder_tools", "screenshot_text", "shell_tool",
     "system_status", "write_clipboard",
 ]

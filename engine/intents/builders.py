@@ -1,0 +1,303 @@
+"""From a matched template's slots to a tool call: one builder per intent.
+
+A builder returns the tool's arguments, a `Clarify` (the tool is clear, a slot is missing or unreadable: Venus
+asks), or None (the slot text is not what the template needs, e.g. "what is love" is not arithmetic: the next
+template, or the LLM, gets the sentence).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+from engine.intents.slots import (
+    ClockTime,
+    parse_clock,
+    parse_duration,
+    parse_number,
+    resolve_when,
+    spoken_expression,
+)
+
+
+@dataclass(frozen=True)
+class Clarify:
+    """What Venus says instead of running the tool: a question, or why there is nothing to do."""
+
+    question: str
+
+
+@dataclass(frozen=True)
+class Built:
+    """A tool call ready for the harness."""
+
+    tool: str
+    arguments: dict[str, Any]
+
+
+Slots = Mapping[str, Any]
+Result = Built | Clarify | None
+
+_ARTICLES = re.compile(r"^(?:(?:the|a|an|my|some|that|this)\s+)+", re.IGNORECASE)
+_TRAILING = re.compile(r"[\s,.;:!?]+$")
+
+
+def clean_text(value: Any) -> str:
+    """A free-text slot as the tool should get it: trimmed, without trailing punctuation or a leading 'to'."""
+    text = _TRAILING.sub("", str(value or "").strip())
+    return re.sub(r"^(?:to|that)\s+", "", text, flags=re.IGNORECASE).strip()
+
+
+def _plain(value: Any) -> str:
+    return _ARTICLES.sub("", clean_text(value)).strip()
+
+
+@dataclass(frozen=True)
+class Context:
+    """What builders may consult: the clock, pending reminders and the running tasks."""
+
+    now: datetime
+    reminders: Sequence[Mapping[str, Any]]
+    tasks: Sequence[Mapping[str, Any]]
+
+
+def _seconds(value: Any) -> float | None:
+    return parse_duration(str(value or ""))  # how long is too long is the tool's schema's call
+
+
+def set_timer(slots: Slots, ctx: Context) -> Result:
+    seconds = _seconds(slots.get("duration"))
+    if seconds is None:
+        return None if slots.get("duration") else Clarify("For how long?")
+    args: dict[str, Any] = {"seconds": seconds}
+    label = clean_text(slots.get("label"))
+    if label:
+        args["text"] = label
+    return Built("set_timer", args)
+
+
+def set_timer_ask(slots: Slots, ctx: Context) -> Result:
+    return Clarify("For how long should the timer run?")
+
+
+def remind_in(slots: Slots, ctx: Context) -> Result:
+    seconds = _seconds(slots.get("duration"))
+    if seconds is None:
+        return None
+    text = clean_text(slots.get("text"))
+    if not text:
+        return Clarify("What should I remind you about?")
+    return Built("set_timer", {"seconds": seconds, "text": text})
+
+
+def remind_at(slots: Slots, ctx: Context) -> Result:
+    clock = parse_clock(str(slots.get("clock") or ""))
+    if clock is not None and not slots.get("text") and not clock.meridiem_given and clock.hour < 12:
+        clock = ClockTime(clock.hour % 12, clock.minute, True)  # "wake me up at 7": the morning
+    when = resolve_when(clock, str(slots.get("day") or ""), ctx.now)
+    if when is None:
+        return None
+    text = clean_text(slots.get("text")) or "wake up"
+    return Built("set_reminder", {"at": when.strftime("%Y-%m-%dT%H:%M"), "text": text})
+
+
+def remind_ask(slots: Slots, ctx: Context) -> Result:
+    text = clean_text(slots.get("text"))
+    if text and (parse_duration(text) is not None or parse_clock(text) is not None):
+        return None  # "remind me in ..." / "at ..." sentences belong to the timed templates
+    return Clarify("When should I remind you?" if text else "What should I remind you about, and when?")
+
+
+def list_reminders(slots: Slots, ctx: Context) -> Result:
+    return Built("list_reminders", {})
+
+
+def _overlap(words: str, candidate: str) -> int:
+    stop = {"the", "a", "an", "my", "to", "for", "of", "and", "that", "this", "one"}
+    left = {w for w in re.findall(r"[a-z0-9']+", words.lower()) if w not in stop}
+    right = {w for w in re.findall(r"[a-z0-9']+", candidate.lower()) if w not in stop}
+    return len(left & right) + sum(1 for a in left for b in right if a != b and len(a) > 3 and
+                                   (a.startswith(b[:4]) or b.startswith(a[:4])))
+
+
+def _choose(which: str, items: Sequence[Mapping[str, Any]], fields: Sequence[str]) -> Mapping[str, Any] | None:
+    if not items:
+        return None
+    if not which:
+        return items[-1] if len(items) == 1 else None
+    scored = [(_overlap(which, " ".join(str(item.get(f, "")) for f in fields)), i) for i, item in enumerate(items)]
+    best = max(scored)
+    if best[0] == 0 or sum(1 for s, _ in scored if s == best[0]) > 1:
+        return None
+    return items[best[1]]
+
+
+def cancel_reminder(slots: Slots, ctx: Context) -> Result:
+    if not ctx.reminders:
+        return Clarify("There's no timer or reminder to cancel.")
+    which = _plain(slots.get("which"))
+    chosen = _choose(which, ctx.reminders, ("text",))
+    if chosen is None and not which and len(ctx.reminders) > 1:
+        return Clarify("Which one: " + " or ".join(str(r.get("text") or "the timer") for r in ctx.reminders[-3:])
+                       + "?")
+    if chosen is None:
+        return Clarify(f"I can't find a timer or reminder about {which}.")
+    return Built("cancel_reminder", {"reminder_id": str(chosen["reminder_id"])})
+
+
+def create_note(slots: Slots, ctx: Context) -> Result:
+    text = clean_text(slots.get("text"))
+    return Built("create_note", {"text": text}) if text else Clarify("What should the note say?")
+
+
+def create_note_ask(slots: Slots, ctx: Context) -> Result:
+    return Clarify("What should the note say?")
+
+
+def search_notes(slots: Slots, ctx: Context) -> Result:
+    query = _plain(slots.get("query"))
+    return Built("search_notes", {"query": query} if query else {})
+
+
+def current_time(slots: Slots, ctx: Context) -> Result:
+    return Built("current_time", {})
+
+
+def calculate(slots: Slots, ctx: Context) -> Result:
+    expression = spoken_expression(str(slots.get("expression") or ""))
+    return Built("calculate", {"expression": expression}) if expression else None
+
+
+_VERBS = {"add": "+", "sum": "+", "multiply": "*", "subtract": "-", "take": "-", "divide": "/"}
+
+
+def calculate_verbs(slots: Slots, ctx: Context, *, sentence: str = "") -> Result:
+    a, b = parse_number(clean_text(slots.get("a"))), parse_number(clean_text(slots.get("b")))
+    if a is None or b is None:
+        return None
+    verb = next((op for word, op in _VERBS.items() if re.search(rf"\b{word}\b", sentence.lower())), None)
+    if verb is None and "divided into" in sentence.lower():
+        verb = "/"
+    if verb is None:
+        return None
+    return Built("calculate", {"expression": f"{a:g}{verb}{b:g}"})
+
+
+def convert_units(slots: Slots, ctx: Context) -> Result:
+    raw = clean_text(slots.get("quantity"))
+    value = parse_number(raw) if raw else 1.0
+    if value is None or not slots.get("from_unit") or not slots.get("to_unit"):
+        return None
+    return Built("convert_units", {"value": value, "from_unit": str(slots["from_unit"]),
+                                   "to_unit": str(slots["to_unit"])})
+
+
+_DOMAIN = re.compile(r"^[a-z0-9-]+(\.[a-z0-9-]+)*\.(com|org|net|io|dev|edu|gov|co|uk|de|fr|app|ai|me|tv|info)"
+                     r"(/\S*)?$", re.IGNORECASE)
+
+
+def _as_url(target: str) -> str | None:
+    spoken = re.sub(r"\s+dot\s+", ".", target.strip(), flags=re.IGNORECASE).replace(" ", "")
+    if re.match(r"^https?://", spoken, re.IGNORECASE):
+        return spoken
+    return f"https://{spoken.lower()}" if _DOMAIN.match(spoken) else None
+
+
+# Things in the room that people open: "open the door" is not a desktop request (a reason, not a test case).
+_NOT_OPENABLE = re.compile(r"^(?:the\s+)?(?:doors?|windows?|fridge|oven|box|bottle|jar|can|mouth|eyes|presents?|"
+                           r"gifts?|mail|letters?|package|parcel|curtains?|blinds|gate|garage|it|that|this|them|up)"
+                           r"(?:\s|$)", re.IGNORECASE)
+
+
+def open_target(slots: Slots, ctx: Context) -> Result:
+    target = clean_text(slots.get("target"))
+    target = re.sub(r"\s+(?:app|application|program|browser window)$", "", _plain(target), flags=re.IGNORECASE)
+    if not target or _NOT_OPENABLE.match(target) or len(target.split()) > 5:
+        return None  # things in the room, or a sentence that only starts with "open"
+    url = _as_url(target)
+    return Built("open", {"target": url or target})
+
+
+def open_site(slots: Slots, ctx: Context) -> Result:
+    target = _plain(slots.get("target"))
+    if not target:
+        return None
+    url = _as_url(target) or f"https://{re.sub(r'[^a-z0-9-]', '', target.lower())}.com"
+    return Built("open", {"target": url})
+
+
+def read_clipboard(slots: Slots, ctx: Context) -> Result:
+    return Built("read_clipboard", {})
+
+
+def write_clipboard(slots: Slots, ctx: Context) -> Result:
+    text = clean_text(slots.get("text"))
+    if re.fullmatch(r"(?:it|that|this|the (?:text|words|answer|result))", text, re.IGNORECASE):
+        return Clarify("What should I put on the clipboard?")
+    return Built("write_clipboard", {"text": text}) if text else None
+
+
+def read_screen(slots: Slots, ctx: Context) -> Result:
+    return Built("read_screen", {})
+
+
+def system_status(slots: Slots, ctx: Context) -> Result:
+    return Built("system_status", {})
+
+
+_EXTENSIONS = {"pdf": "*.pdf", "pdfs": "*.pdf", "word": "*.docx", "text": "*.txt", "excel": "*.xlsx",
+               "spreadsheet": "*.xlsx", "spreadsheets": "*.xlsx", "image": "*.png", "python": "*.py",
+               "markdown": "*.md", "csv": "*.csv", "mp3": "*.mp3", "zip": "*.zip", "photo": "*.jpg",
+               "photos": "*.jpg", "jpeg": "*.jpg", "jpg": "*.jpg", "png": "*.png", "txt": "*.txt"}
+
+
+def find_files(slots: Slots, ctx: Context) -> Result:
+    args: dict[str, Any] = {}
+    name = _plain(slots.get("name"))
+    if name:
+        name = re.sub(r"\s+dot\s+", ".", name, flags=re.IGNORECASE)
+        args["name"] = _EXTENSIONS.get(name.lower(), name)
+    content = clean_text(slots.get("content"))
+    if content:
+        args["content"] = content.strip("\"'")
+    return Built("find_files", args) if args else None
+
+
+def list_tasks(slots: Slots, ctx: Context) -> Result:
+    return Built("list_tasks", {})
+
+
+def cancel_task(slots: Slots, ctx: Context) -> Result:
+    which = _plain(slots.get("which"))
+    if which.lower() in ("timer", "reminder", "alarm", "timers", "reminders", "alarms"):
+        return None  # cancel_reminder's templates
+    if not ctx.tasks:
+        return Clarify("I'm not working on anything right now.")
+    if which.lower() in ("", "task", "job", "search", "download", "everything", "it", "that") and len(ctx.tasks) == 1:
+        return Built("cancel_task", {"task_id": str(ctx.tasks[-1]["task_id"])})
+    chosen = _choose(which, ctx.tasks, ("tool", "title"))
+    if chosen is None:
+        if not which or which.lower() in ("task", "job"):
+            return Clarify("Which one: " + " or ".join(str(t.get("title") or t.get("tool")) for t in ctx.tasks[-3:])
+                           + "?")
+        return None if ctx.reminders and _choose(which, ctx.reminders, ("text",)) else \
+            Clarify(f"I'm not working on anything like {which}.")
+    return Built("cancel_task", {"task_id": str(chosen["task_id"])})
+
+
+BUILDERS: dict[str, Callable[..., Result]] = {
+    "set_timer": set_timer, "set_timer_ask": set_timer_ask, "remind_in": remind_in, "remind_at": remind_at,
+    "remind_ask": remind_ask, "list_reminders": list_reminders, "cancel_reminder": cancel_reminder,
+    "create_note": create_note, "create_note_ask": create_note_ask, "search_notes": search_notes,
+    "current_time": current_time, "calculate": calculate, "calculate_verbs": calculate_verbs,
+    "convert_units": convert_units, "open": open_target, "open_site": open_site, "read_clipboard": read_clipboard,
+    "write_clipboard": write_clipboard, "read_screen": read_screen, "system_status": system_status,
+    "find_files": find_files, "list_tasks": list_tasks, "cancel_task": cancel_task,
+}
+# The tool each intent leads to (for a Clarify, which tool the question is about).
+TOOL_OF = {"set_timer_ask": "set_timer", "remind_in": "set_timer", "remind_at": "set_reminder",
+           "remind_ask": "set_reminder", "create_note_ask": "create_note", "calculate_verbs": "calculate",
+           "open_site": "open"}

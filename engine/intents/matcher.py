@@ -1,0 +1,113 @@
+"""The intent matcher: hassil over the language's templates, then the builders; the best reading wins."""
+
+from __future__ import annotations
+
+import logging
+import re
+import threading
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+from hassil import Intents, recognize_all
+
+from engine import paths
+from engine.errors import ConfigError
+from engine.intents.builders import BUILDERS, TOOL_OF, Built, Clarify, Context
+
+log = logging.getLogger(__name__)
+
+_MAX_READINGS = 64  # wildcard templates can read one sentence many ways; the first ones are the likely ones
+_MAX_WORDS = 40  # a request is a sentence, not a paragraph
+
+
+@dataclass(frozen=True)
+class IntentContext:
+    """The state a request may depend on: now, the pending reminders and the running tasks (newest last)."""
+
+    now: datetime = field(default_factory=datetime.now)
+    reminders: Sequence[Mapping[str, Any]] = ()  # {"reminder_id", "text", "due_at"}
+    tasks: Sequence[Mapping[str, Any]] = ()  # {"task_id", "tool", "title"}
+
+
+@dataclass(frozen=True)
+class IntentMatch:
+    """A request recognised without the LLM: the tool call, or what to ask when a slot is missing."""
+
+    intent: str  # the template group that matched, e.g. "remind_in"
+    tool: str  # the tool it delegates to
+    arguments: dict[str, Any]  # the tool's arguments ({} with `clarify`)
+    clarify: str | None = None  # said instead of running the tool (a question, or why nothing is done)
+    text: str = ""  # the words matched
+
+
+class IntentMatcher:
+    """Recognise everyday requests in the user's words; thread-safe, about a millisecond a sentence."""
+
+    def __init__(self, intents: Intents) -> None:
+        unknown = sorted(set(intents.intents) - set(BUILDERS))
+        if unknown:
+            raise ConfigError(f"intent templates name intents with no builder: {', '.join(unknown)}",
+                              fix="rename them to one of: " + ", ".join(sorted(BUILDERS)))
+        self._intents = intents
+        self._lock = threading.Lock()  # hassil's recogniser caches lazily; one sentence at a time
+
+    @classmethod
+    def load(cls, language: str = "en", folder: Path | None = None) -> IntentMatcher:
+        """The templates of `language` (assets/intents/<language>/*.yaml, or `folder`)."""
+        folder = folder or paths.assets_dir() / "intents" / language
+        files = sorted(folder.glob("*.yaml"))
+        if not files:
+            raise ConfigError(f"no intent templates in {folder}", fix="reinstall Venus, or set the language to en")
+        try:
+            intents = Intents.from_files(files)
+        except Exception as exc:  # a malformed template file: say which folder, keep the cause
+            raise ConfigError(f"the intent templates in {folder} cannot be read: {exc}",
+                              fix="fix or remove the file named in the error") from exc
+        return cls(intents)
+
+    @property
+    def intent_names(self) -> list[str]:
+        """The template groups loaded."""
+        return sorted(self._intents.intents)
+
+    def match(self, text: str, context: IntentContext | None = None) -> IntentMatch | None:
+        """The request in `text`, or None when no template reads it (the LLM answers then)."""
+        words = text.strip()
+        if not words or len(words.split()) > _MAX_WORDS:
+            return None
+        ctx = context or IntentContext()
+        view = Context(now=ctx.now, reminders=list(ctx.reminders), tasks=list(ctx.tasks))
+        best: tuple[tuple[int, int, int], IntentMatch] | None = None
+        with self._lock:
+            readings = recognize_all(_prepare(words), self._intents)
+            for n, result in enumerate(readings):
+                if n >= _MAX_READINGS:
+                    break
+                name = result.intent.name
+                slots = {key: entity.value for key, entity in result.entities.items()}
+                try:
+                    builder = BUILDERS[name]
+                    built = builder(slots, view, sentence=words) if name == "calculate_verbs" else builder(slots, view)
+                except Exception:  # a builder bug must not break the conversation: the LLM answers instead
+                    log.exception("intent %s could not read %r", name, words)
+                    continue
+                if built is None:
+                    continue
+                wild = sum(len(str(e.value)) for e in result.entities.values() if e.is_wildcard)
+                score = (1 if isinstance(built, Built) else 0, result.text_chunks_matched, -wild)
+                if best is not None and score <= best[0]:
+                    continue
+                if isinstance(built, Clarify):
+                    found = IntentMatch(name, TOOL_OF.get(name, name), {}, clarify=built.question, text=words)
+                else:
+                    found = IntentMatch(name, built.tool, built.arguments, text=words)
+                best = (score, found)
+        return best[1] if best is not None else None
+
+
+def _prepare(text: str) -> str:
+    # typographic apostrophes (whisper, phones) would not match the templates' "what's"
+    return re.sub(r"\s+", " ", text.replace("’", "'").replace("‘", "'")).strip()

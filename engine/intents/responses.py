@@ -1,0 +1,232 @@
+"""What Venus says after a recognised request: rendered from the tool's result, never from a model's guess.
+
+Each answer is one or two short sentences in plain words; numbers and clock times are written so the voice's
+text normalizer reads them well. The result data is untrusted (it may hold screen or clipboard text): it is
+only quoted, cut short, and never read as an instruction.
+"""
+
+from __future__ import annotations
+
+import re
+from datetime import datetime
+from typing import Any
+
+from engine.intents.matcher import IntentMatch
+
+_QUOTE_WORDS = 40  # the most words of screen or clipboard text read out; "want the rest?" is the UI's job
+_UNIT_WORDS = {
+    "m": ("meter", "meters"), "km": ("kilometer", "kilometers"), "cm": ("centimeter", "centimeters"),
+    "mm": ("millimeter", "millimeters"), "in": ("inch", "inches"), "ft": ("foot", "feet"), "yd": ("yard", "yards"),
+    "mi": ("mile", "miles"), "nmi": ("nautical mile", "nautical miles"), "kg": ("kilogram", "kilograms"),
+    "g": ("gram", "grams"), "mg": ("milligram", "milligrams"), "t": ("tonne", "tonnes"), "lb": ("pound", "pounds"),
+    "oz": ("ounce", "ounces"), "st": ("stone", "stone"), "l": ("liter", "liters"), "ml": ("milliliter", "milliliters"),
+    "gal": ("gallon", "gallons"), "qt": ("quart", "quarts"), "pt": ("pint", "pints"), "cup": ("cup", "cups"),
+    "fl oz": ("fluid ounce", "fluid ounces"), "tbsp": ("tablespoon", "tablespoons"),
+    "tsp": ("teaspoon", "teaspoons"), "s": ("second", "seconds"), "ms": ("millisecond", "milliseconds"),
+    "min": ("minute", "minutes"), "h": ("hour", "hours"), "d": ("day", "days"), "wk": ("week", "weeks"),
+    "km/h": ("kilometer per hour", "kilometers per hour"), "mph": ("mile per hour", "miles per hour"),
+    "m/s": ("meter per second", "meters per second"), "kn": ("knot", "knots"), "b": ("byte", "bytes"),
+    "kb": ("kilobyte", "kilobytes"), "mb": ("megabyte", "megabytes"), "gb": ("gigabyte", "gigabytes"),
+    "tb": ("terabyte", "terabytes"), "m2": ("square meter", "square meters"), "ft2": ("square foot", "square feet"),
+    "acre": ("acre", "acres"), "ha": ("hectare", "hectares"), "j": ("joule", "joules"),
+    "kcal": ("calorie", "calories"), "kwh": ("kilowatt hour", "kilowatt hours"), "pa": ("pascal", "pascals"),
+    "bar": ("bar", "bar"), "psi": ("psi", "psi"), "c": ("degree Celsius", "degrees Celsius"),
+    "f": ("degree Fahrenheit", "degrees Fahrenheit"), "k": ("kelvin", "kelvin"),
+}
+_OPERATOR_WORDS = [("**", " to the power of "), ("*", " times "), ("/", " divided by "), ("+", " plus "),
+                   ("-", " minus "), ("%", " modulo ")]
+
+
+def number(value: Any) -> str:
+    """A number as it should be read: whole numbers plain, others to at most 4 significant decimals."""
+    try:
+        x = float(value)
+    except (TypeError, ValueError):
+        return str(value)
+    if x.is_integer() and abs(x) < 1e15:
+        return f"{int(x):,}"
+    if abs(x) >= 100:
+        return f"{x:,.1f}".rstrip("0").rstrip(".")
+    return f"{x:.4g}" if abs(x) >= 1e-4 else f"{x:.2e}"
+
+
+def clock(moment: datetime) -> str:
+    """3:40 PM, 9 AM, noon, midnight."""
+    if moment.hour == 12 and moment.minute == 0:
+        return "noon"
+    if moment.hour == 0 and moment.minute == 0:
+        return "midnight"
+    hour = moment.hour % 12 or 12
+    suffix = "AM" if moment.hour < 12 else "PM"
+    return f"{hour} {suffix}" if moment.minute == 0 else f"{hour}:{moment.minute:02d} {suffix}"
+
+
+def _day(moment: datetime, now: datetime) -> str:
+    days = (moment.date() - now.date()).days
+    if days == 0:
+        return "today" if moment.hour < 18 else "tonight"
+    if days == 1:
+        return "tomorrow"
+    if days < 7:
+        return f"on {moment:%A}"
+    return f"on {moment:%A, %B} {moment.day}"
+
+
+def duration(seconds: float) -> str:
+    """90 -> "a minute and a half", 600 -> "10 minutes", 5400 -> "an hour and a half"."""
+    seconds = round(seconds)
+    if seconds == 90:
+        return "a minute and a half"
+    if seconds == 5400:
+        return "an hour and a half"
+    if seconds == 1800:
+        return "half an hour"
+    parts = []
+    for size, name in ((86400, "day"), (3600, "hour"), (60, "minute"), (1, "second")):
+        count, seconds = divmod(seconds, size)
+        if count:
+            parts.append(("an" if name == "hour" else "a") + f" {name}" if count == 1 else f"{count} {name}s")
+    if not parts:
+        return "a moment"
+    return parts[0] if len(parts) == 1 else ", ".join(parts[:-1]) + " and " + parts[-1]
+
+
+def _spoken_expression(expression: str) -> str:
+    text = expression.replace("(", "").replace(")", "")
+    text = re.sub(r"(\d+(?:\.\d+)?)/100\*", r"\1 percent of ", text)
+    text = re.sub(r"sqrt", "the square root of ", text)
+    for symbol, words in _OPERATOR_WORDS:
+        text = text.replace(symbol, words)
+    return re.sub(r"\s+", " ", text).strip()
+
+
+def _unit(unit: str, value: float) -> str:
+    one, many = _UNIT_WORDS.get(unit.lower(), (unit, unit))
+    return one if abs(float(value)) == 1 else many
+
+
+def _quote(text: str) -> str:
+    words = str(text).split()
+    cut = " ".join(words[:_QUOTE_WORDS])
+    return cut + (" …and more." if len(words) > _QUOTE_WORDS else "")
+
+
+def _listing(items: list[str]) -> str:
+    if len(items) <= 1:
+        return "".join(items)
+    return ", ".join(items[:-1]) + " and " + items[-1]
+
+
+def render_result(match: IntentMatch, result: Any, now: datetime | None = None) -> str:
+    """What to say once the task for `match` succeeded with `result` (the tool's data)."""
+    now = now or datetime.now()
+    data = result if isinstance(result, dict) else {}
+    args = match.arguments
+    tool = match.tool
+    if tool == "set_timer":
+        span = duration(float(args.get("seconds", 0)))
+        if match.intent == "remind_in" and args.get("text"):
+            return f"Okay, in {span} I'll remind you to {args['text']}."
+        label = f" for {args['text']}" if args.get("text") else ""
+        return f"Okay, a timer{label} for {span} is running."
+    if tool == "set_reminder":
+        when = datetime.fromisoformat(str(args["at"]))
+        if match.intent == "remind_at" and args.get("text") == "wake up":
+            return f"Okay, I'll wake you {_day(when, now)} at {clock(when)}."
+        return f"Okay, I'll remind you {_day(when, now)} at {clock(when)} to {args.get('text', '')}."
+    if tool == "list_reminders":
+        items = data.get("reminders") or []
+        if not items:
+            return "You have no timers or reminders."
+        spoken = []
+        for item in items[:3]:
+            due = datetime.fromisoformat(str(item.get("due_at")))
+            spoken.append(f"{item.get('text', 'a timer')} at {clock(due)}")
+        more = f", and {len(items) - 3} more" if len(items) > 3 else ""
+        count = "one" if len(items) == 1 else str(len(items))
+        return f"You have {count}: {_listing(spoken)}{more}."
+    if tool == "cancel_reminder":
+        return "Okay, it's cancelled."
+    if tool == "create_note":
+        return f"Noted: {args.get('text', '')}."
+    if tool == "search_notes":
+        notes = data.get("notes") or []
+        about = f" about {args['query']}" if args.get("query") else ""
+        if not notes:
+            return f"I found no notes{about}."
+        first = notes[0]
+        if len(notes) == 1:
+            return f"One note{about}: {_quote(first.get('preview') or first.get('title', ''))}"
+        return f"{len(notes)} notes{about}. The newest says: {_quote(first.get('preview') or first.get('title', ''))}"
+    if tool == "current_time":
+        moment = datetime.fromisoformat(str(data["iso"])) if data.get("iso") else now
+        if re.search(r"\b(date|day|today|month|year)\b", match.text, re.IGNORECASE):
+            return f"Today is {moment:%A, %B} {moment.day}, {moment.year}."
+        return f"It's {clock(moment)}."
+    if tool == "calculate":
+        return f"{_spoken_expression(str(args.get('expression', '')))} is {number(data.get('value'))}."
+    if tool == "convert_units":
+        value, got = float(args.get("value", 0)), data.get("value")
+        return (f"{number(value)} {_unit(str(args.get('from_unit', '')), value)} is "
+                f"{number(got)} {_unit(str(args.get('to_unit', '')), float(got or 0))}.")
+    if tool == "open":
+        target = str(data.get("opened") or args.get("target", ""))
+        kind = data.get("kind")
+        shown = re.sub(r"^https?://", "", target).rstrip("/") if kind == "url" else args.get("target", target)
+        return f"Opening {shown}."
+    if tool == "read_clipboard":
+        text = str(data.get("text") or "").strip()
+        return f"Your clipboard says: {_quote(text)}" if text else "Your clipboard is empty."
+    if tool == "write_clipboard":
+        return "Done, it's on your clipboard."
+    if tool == "read_screen":
+        lines = [str(line.get("text", line)) if isinstance(line, dict) else str(line) for line in data.get("lines", [])]
+        text = " ".join(lines).strip()
+        return f"Your screen says: {_quote(text)}" if text else "I can't read any text on the screen."
+    if tool == "system_status":
+        parts = []
+        battery = data.get("battery")
+        if battery:
+            state = "charging" if battery.get("plugged_in") else "on battery"
+            parts.append(f"Battery is at {number(round(battery['percent']))} percent, {state}")
+        if "cpu_percent" in data:
+            parts.append(f"the processor is {number(round(data['cpu_percent']))} percent busy")
+        if data.get("memory"):
+            parts.append(f"memory is {number(round(data['memory']['percent']))} percent used")
+        if data.get("disk"):
+            parts.append(f"{number(round(data['disk']['free_gb']))} gigabytes are free on disk")
+        return (_listing(parts) + ".")[:1].upper() + (_listing(parts) + ".")[1:] if parts else "All looks normal."
+    if tool == "find_files":
+        matches = data.get("matches") or []
+        if not matches:
+            return "I found no files like that."
+        names = [str(m.get("path", "")).replace("\\", "/").rsplit("/", 1)[-1] for m in matches[:3]]
+        more = f", and {len(matches) - 3} more" if len(matches) > 3 else ""
+        count = "one file" if len(matches) == 1 else f"{len(matches)} files"
+        return f"I found {count}: {_listing(names)}{more}."
+    if tool == "list_tasks":
+        tasks = data.get("tasks") or []
+        if not tasks:
+            return "Nothing right now."
+        return f"I'm working on {_listing([str(t.get('title', t.get('tool', 'a task'))) for t in tasks[:3]])}."
+    if tool == "cancel_task":
+        return f"Okay, I stopped {data.get('title', 'it')}."
+    return "Done."
+
+
+def render_failure(match: IntentMatch, error: str) -> str:
+    """What to say when the task for `match` failed: what went wrong, in one sentence."""
+    reason = re.sub(r"\s+", " ", str(error)).strip().rstrip(".")
+    reason = reason[:160] + ("…" if len(reason) > 160 else "")
+    doing = {"calculate": "work that out", "convert_units": "convert that", "open": f"open {match.arguments.get('target', 'that')}",
+             "set_timer": "set that timer", "set_reminder": "set that reminder", "create_note": "save the note",
+             "read_screen": "read the screen", "read_clipboard": "read the clipboard",
+             "write_clipboard": "copy that", "find_files": "search the files", "system_status": "check the computer",
+             }.get(match.tool, "do that")
+    return f"Sorry, I couldn't {doing}: {reason}."
+
+
+def acknowledgement(match: IntentMatch) -> str:
+    """Said when a task takes longer than a moment: what Venus is doing, before its result."""
+    return {"read_screen": "Let me read the screen.", "find_files": "Searching your files.",
+            "open": "Opening it.", "system_status": "Checking."}.get(match.tool, "On it.")

@@ -1,0 +1,325 @@
+"""Slot values as people say them: numbers in words or digits, durations, clock times, spoken arithmetic.
+
+Each parser takes the text a template's slot captured and returns a value, or None when the text is not one
+(the matcher then tries the next template, or asks). They are plain functions over English words; a language
+other than English brings its own module.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+
+_UNITS = {
+    "zero": 0, "oh": 0, "one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7, "eight": 8,
+    "nine": 9, "ten": 10, "eleven": 11, "twelve": 12, "thirteen": 13, "fourteen": 14, "fifteen": 15,
+    "sixteen": 16, "seventeen": 17, "eighteen": 18, "nineteen": 19,
+}
+_TENS = {"twenty": 20, "thirty": 30, "forty": 40, "fourty": 40, "fifty": 50, "sixty": 60, "seventy": 70,
+         "eighty": 80, "ninety": 90}
+_SCALES = {"hundred": 100, "thousand": 1000, "million": 1_000_000, "billion": 1_000_000_000}
+_FRACTIONS = {"half": 0.5, "quarter": 0.25, "third": 1 / 3}
+_NUMBER_TOKEN = re.compile(r"^[-+]?\d+(?:[.,]\d+)*$")
+
+
+def _tokens(text: str) -> list[str]:
+    text = text.lower().replace("-", " ").replace("’", "'")
+    text = re.sub(r"(?<=\d),(?=\d{3}\b)", "", text)  # 1,000 -> 1000
+    text = re.sub(r"[!?;:\"“”]|(?<!\d)[.,]|[.,](?!\d)", " ", text)
+    return text.split()
+
+
+def _digits(token: str) -> float | None:
+    if not _NUMBER_TOKEN.match(token):
+        return None
+    try:
+        return float(token.replace(",", ""))
+    except ValueError:
+        return None
+
+
+def take_number(tokens: list[str], start: int = 0) -> tuple[float, int] | None:
+    """The number that starts at tokens[start] (digits or words: "twenty five", "a hundred and two", "2.5",
+    "two point five", "one and a half"), and the index after it; None when no number starts there."""
+    i, n = start, len(tokens)
+    if i < n and (value := _digits(tokens[i])) is not None:
+        i += 1
+        if i + 2 < n and tokens[i] == "and" and tokens[i + 1] in ("a", "one") and tokens[i + 2] in _FRACTIONS:
+            return value + _FRACTIONS[tokens[i + 2]], i + 3
+        return value, i
+    total, current, seen = 0.0, 0.0, False
+    while i < n:
+        word = tokens[i]
+        if word in _UNITS:
+            current += _UNITS[word]
+        elif word in _TENS:
+            current += _TENS[word]
+        elif word in _SCALES and (seen or word == "hundred"):
+            scale = _SCALES[word]
+            if scale == 100:
+                current = (current or 1) * 100
+            else:
+                total += (current or 1) * scale
+                current = 0
+        elif word in ("a", "an") and i + 1 < n and tokens[i + 1] in _SCALES and not seen:
+            current = 1
+        elif word == "and" and seen and i + 1 < n and (tokens[i + 1] in _UNITS or tokens[i + 1] in _TENS):
+            pass  # "a hundred and two"
+        else:
+            break
+        seen = True
+        i += 1
+    if not seen:
+        return None
+    value = total + current
+    if i + 1 < n and tokens[i] == "point":  # "two point five"
+        decimals = ""
+        j = i + 1
+        while j < n and (tokens[j] in _UNITS and _UNITS[tokens[j]] < 10):
+            decimals += str(_UNITS[tokens[j]])
+            j += 1
+        if decimals:
+            return float(f"{int(value)}.{decimals}"), j
+    if i + 2 < n and tokens[i] == "and" and tokens[i + 1] in ("a", "one") and tokens[i + 2] in _FRACTIONS:
+        return value + _FRACTIONS[tokens[i + 2]], i + 3
+    return value, i
+
+
+def parse_number(text: str) -> float | None:
+    """The whole of `text` as one number ("12", "twenty-five", "2.5", "a hundred"); None otherwise."""
+    tokens = _tokens(text)
+    if tokens and tokens[0] in ("a", "an") and len(tokens) == 1:
+        return 1.0
+    got = take_number(tokens)
+    if got is None or got[1] != len(tokens):
+        return None
+    return got[0]
+
+
+_DURATION_UNITS = {
+    "second": 1, "seconds": 1, "sec": 1, "secs": 1, "s": 1,
+    "minute": 60, "minutes": 60, "min": 60, "mins": 60, "m": 60,
+    "hour": 3600, "hours": 3600, "hr": 3600, "hrs": 3600, "h": 3600,
+    "day": 86400, "days": 86400, "week": 604800, "weeks": 604800,
+}
+_VAGUE = {"couple": 2, "few": 3}
+
+
+def parse_duration(text: str) -> float | None:
+    """Seconds in a spoken duration: "ten minutes", "1.5 hours", "half an hour", "an hour and a half",
+    "a minute and a half", "2 hours and 30 minutes", "90 secs", "a couple of minutes"; None otherwise."""
+    tokens = [t for t in _tokens(re.sub(r"(\d)([a-z]+)\b", r"\1 \2", text.lower())) if t not in ("of", "just")]
+    total, i, found = 0.0, 0, False
+    while i < len(tokens):
+        word = tokens[i]
+        if word in ("and", ","):
+            i += 1
+            continue
+        count: float | None = None
+        if word in ("half", "quarter") and i + 2 < len(tokens) and tokens[i + 1] in ("a", "an") \
+                and tokens[i + 2] in _DURATION_UNITS:  # "half an hour", "quarter of an hour"
+            count, i = _FRACTIONS[word], i + 2
+        elif word in ("a", "an") and i + 1 < len(tokens) and tokens[i + 1] in _VAGUE:
+            count, i = float(_VAGUE[tokens[i + 1]]), i + 2
+        elif word in ("a", "an", "one") and i + 1 < len(tokens) and tokens[i + 1] in _DURATION_UNITS:
+            count, i = 1.0, i + 1
+        else:
+            got = take_number(tokens, i)
+            if got is None:
+                return None
+            count, i = got
+        if i >= len(tokens) or tokens[i] not in _DURATION_UNITS:
+            return None
+        unit = _DURATION_UNITS[tokens[i]]
+        i += 1
+        if i + 2 < len(tokens) + 0 and tokens[i] == "and" and tokens[i + 1] in ("a", "one") \
+                and i + 2 < len(tokens) and tokens[i + 2] in _FRACTIONS:  # "an hour and a half"
+            count += _FRACTIONS[tokens[i + 2]]
+            i += 3
+        total += count * unit
+        found = True
+    return total if found and total > 0 else None
+
+
+@dataclass(frozen=True)
+class ClockTime:
+    """A time of day as said: hour 0-23 once `meridiem` is known, minutes, and whether am/pm was given."""
+
+    hour: int
+    minute: int
+    meridiem_given: bool
+
+
+_DAY_PARTS = {"morning": "am", "afternoon": "pm", "evening": "pm", "night": "pm", "tonight": "pm"}
+
+
+def parse_clock(text: str) -> ClockTime | None:
+    """A clock time: "3:40", "3 40 pm", "15:05", "9 am", "noon", "midnight", "quarter past three",
+    "half past seven", "ten to four", "seven thirty", "seven o'clock", "5 in the evening"; None otherwise."""
+    raw = text.lower().strip()
+    raw = re.sub(r"\b([ap])\.?\s?m\.?(?=\s|$)", r"\1m", raw)  # a.m. / p m -> am / pm
+    raw = re.sub(r"(\d)(am|pm)\b", r"\1 \2", raw)
+    raw = raw.replace("o'clock", "").replace("o’clock", "").replace("oclock", "")
+    tokens = [t for t in re.split(r"[\s]+", re.sub(r"(?<=\d)[:.](?=\d\d\b)", " ", raw)) if t and t not in ("at",)]
+    meridiem: str | None = None
+    for token in tokens:
+        if token in ("am", "pm"):
+            meridiem = token
+        elif token in _DAY_PARTS:
+            meridiem = _DAY_PARTS[token]
+    tokens = [t for t in tokens if t not in ("am", "pm", "in", "the", "this", *_DAY_PARTS)]
+    if tokens in (["noon"], ["midday"]):
+        return ClockTime(12, 0, True)
+    if tokens == ["midnight"]:
+        return ClockTime(0, 0, True)
+    hour: float | None
+    minute = 0
+    if len(tokens) >= 3 and tokens[1] in ("past", "after", "to", "till", "before"):  # "quarter past three"
+        first = {"quarter": 15, "half": 30}.get(tokens[0])
+        if first is None:
+            got = take_number(tokens[:1])
+            first = int(got[0]) if got else None
+        rest = [t for t in tokens[2:] if t not in ("minutes", "minute")]
+        hour = parse_number(" ".join(rest))
+        if first is None or hour is None or not 0 <= first < 60:
+            return None
+        if tokens[1] in ("past", "after"):
+            minute = first
+        else:
+            hour, minute = hour - 1, 60 - first
+    else:
+        if tokens and tokens[0] in _UNITS and 1 <= _UNITS[tokens[0]] <= 12:  # "seven thirty", "three forty"
+            hour, end = float(_UNITS[tokens[0]]), 1
+        else:
+            got = take_number(tokens)
+            if got is None:
+                return None
+            hour, end = got
+        tail = tokens[end:]
+        if tail:
+            if tail[0] == "oh" and len(tail) == 2 and tail[1] in _UNITS:  # "seven oh five"
+                minute = _UNITS[tail[1]]
+            else:
+                rest = parse_number(" ".join(tail))
+                if rest is None or rest != int(rest):
+                    return None
+                minute = int(rest)
+        elif hour >= 100 and hour % 100 < 60 and hour < 2400:  # "1540"
+            hour, minute = hour // 100, int(hour % 100)
+    if hour is None or hour != int(hour) or not 0 <= hour <= 24 or not 0 <= minute < 60:
+        return None
+    hour = int(hour) % 24 if hour == 24 else int(hour)
+    if meridiem is not None and hour <= 12:
+        if meridiem == "pm" and hour < 12:
+            hour += 12
+        elif meridiem == "am" and hour == 12:
+            hour = 0
+    return ClockTime(hour, minute, meridiem is not None or hour > 12 or hour == 0)
+
+
+_WEEKDAYS = ["monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday"]
+
+
+def resolve_when(clock: ClockTime | None, day: str, now: datetime) -> datetime | None:
+    """The moment meant by a clock time and a day word ("", "today", "tonight", "tomorrow", a weekday):
+    without am/pm the next such time after `now` (on a later day, 7-11 means morning); a time already past
+    today means tomorrow. None when no time was given."""
+    if clock is None:
+        return None
+    day = day.lower().strip().removeprefix("on ").removeprefix("this ").removeprefix("next ")
+    base = now.replace(second=0, microsecond=0)
+    if day in ("", "today", "tonight"):
+        offset = None
+    elif day == "tomorrow":
+        offset = 1
+    elif day in _WEEKDAYS:
+        offset = (_WEEKDAYS.index(day) - now.weekday()) % 7 or 7
+    else:
+        return None
+    hours = [clock.hour]
+    if not clock.meridiem_given and 1 <= clock.hour <= 12:
+        if offset is None and day != "tonight":
+            hours = [clock.hour % 12, clock.hour % 12 + 12]  # the next one: "at 3" at 14:00 is 15:00
+        else:
+            hours = [clock.hour % 12 + 12] if clock.hour <= 6 or day == "tonight" else [clock.hour % 12]
+    if offset is None:
+        candidates = [base.replace(hour=h, minute=clock.minute) for h in hours]
+        upcoming = [c for c in candidates if c > now]
+        return min(upcoming) if upcoming else min(candidates) + timedelta(days=1)
+    return (base + timedelta(days=offset)).replace(hour=hours[0], minute=clock.minute)
+
+
+_OPERATORS = [  # longest first; spoken forms of the calculator's operators
+    ("multiplied by", "*"), ("divided by", "/"), ("raised to power of", "**"), ("to power of", "**"),
+    ("raised to", "**"), ("to power", "**"), ("plus", "+"), ("and", "+"), ("minus", "-"), ("less", "-"),
+    ("times", "*"), ("x", "*"), ("×", "*"), ("*", "*"), ("over", "/"), ("/", "/"), ("÷", "/"), ("+", "+"),
+    ("-", "-"), ("^", "**"), ("mod", "%"), ("modulo", "%"),
+]
+_FUNCTIONS = {"square root of": "sqrt", "root of": "sqrt", "sqrt": "sqrt", "factorial of": "factorial",
+              "log of": "log10", "sine of": "sin", "cosine of": "cos"}
+_POSTFIX = {"squared": "**2", "cubed": "**3", "factorial": "!"}
+
+
+def spoken_expression(text: str) -> str | None:
+    """Spoken arithmetic as a calculator expression: "12 times 14" -> "12*14", "15 percent of 80" ->
+    "(15/100)*80", "the square root of 2" -> "sqrt(2)", "3 squared plus 1" -> "3**2+1"; None when the text
+    is not arithmetic (it needs at least one operation on numbers, and nothing but numbers and operations)."""
+    raw = text.lower().replace("−", "-").replace("%", " percent ")
+    raw = re.sub(r"(?<=\d)\s*([x×*/+^÷])\s*(?=\d)", r" \1 ", raw)
+    raw = re.sub(r"(?<=\d),(?=\d{3}\b)", "", raw)
+    tokens = [t for t in re.sub(r"[?!=]|(?<!\d)[.,]|[.,](?!\d)", " ", raw).split()
+              if t not in ("the", "is", "equals", "equal", "what's", "whats", "what", "how", "much")]
+    out: list[str] = []
+    operations = 0
+    i = 0
+    expect_operand = True
+    closes = 0
+    while i < len(tokens):
+        rest = " ".join(tokens[i:])
+        if expect_operand:
+            fn = next((f for f in _FUNCTIONS if rest == f or rest.startswith(f + " ")), None)
+            if fn is not None:
+                out.append(_FUNCTIONS[fn] + "(")
+                closes += 1
+                operations += 1
+                i += len(fn.split())
+                continue
+            if tokens[i] in ("minus", "negative", "-") and i + 1 < len(tokens):
+                out.append("-")
+                i += 1
+                continue
+            got = take_number(tokens, i)
+            if got is None:
+                return None
+            value, i = got
+            out.append(f"{value:g}")
+            out.append(")" * closes)
+            closes = 0
+            expect_operand = False
+            if i + 1 < len(tokens) and tokens[i] == "percent" and tokens[i + 1] == "of":
+                out[-2:] = [f"({value:g}/100)", ""]
+                out.append("*")
+                operations += 1
+                expect_operand = True
+                i += 2
+            elif i < len(tokens) and tokens[i] == "percent":
+                out[-2:] = [f"({value:g}/100)", ""]
+                operations += 1
+                i += 1
+            continue
+        if tokens[i] in _POSTFIX and tokens[i] != "factorial":
+            out.append(_POSTFIX[tokens[i]])
+            operations += 1
+            i += 1
+            continue
+        op = next((o for o in _OPERATORS if rest == o[0] or rest.startswith(o[0] + " ")), None)
+        if op is None:
+            return None
+        out.append(op[1])
+        operations += 1
+        i += len(op[0].split())
+        expect_operand = True
+    if expect_operand or operations == 0:
+        return None
+    return "".join(out)

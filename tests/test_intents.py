@@ -1,0 +1,183 @@
+"""Local intents: the English templates, the slot parsers and the spoken answers (pure code, exact results).
+
+The sentences here are the templates' own examples, written with them; how well the templates generalise is
+measured on held-out phrasings by bench/intents (written without sight of the templates).
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from pathlib import Path
+
+import pytest
+
+from engine.errors import ConfigError
+from engine.intents import IntentContext, IntentMatch, IntentMatcher
+from engine.intents.responses import clock, duration, render_failure, render_result
+from engine.intents.slots import parse_clock, parse_duration, parse_number, resolve_when, spoken_expression
+
+NOW = datetime(2026, 5, 1, 14, 0)  # a Friday afternoon
+CONTEXT = IntentContext(
+    now=NOW,
+    reminders=[{"reminder_id": "r1", "text": "check the oven", "due_at": "2026-05-01T14:10:00"}],
+    tasks=[{"task_id": "t1", "tool": "find_files", "title": "find files: report"}],
+)
+
+
+@pytest.fixture(scope="module")
+def matcher() -> IntentMatcher:
+    return IntentMatcher.load()
+
+
+@pytest.mark.parametrize(("text", "seconds"), [
+    ("ten minutes", 600), ("1.5 hours", 5400), ("half an hour", 1800), ("an hour and a half", 5400),
+    ("a minute and a half", 90), ("2 hours and 30 minutes", 9000), ("90 secs", 90), ("a couple of minutes", 120),
+    ("twenty-five minutes", 1500), ("10min", 600), ("quarter of an hour", 900), ("one and a half hours", 5400),
+])
+def test_durations_as_people_say_them(text: str, seconds: float) -> None:
+    assert parse_duration(text) == seconds
+
+
+@pytest.mark.parametrize("text", ["five", "a good while", "the kitchen", "", "minutes"])
+def test_what_is_not_a_duration_is_none(text: str) -> None:
+    assert parse_duration(text) is None
+
+
+@pytest.mark.parametrize(("text", "hour", "minute"), [
+    ("3:40", 3, 40), ("3 40 pm", 15, 40), ("15:05", 15, 5), ("9 am", 9, 0), ("9 a.m.", 9, 0), ("noon", 12, 0),
+    ("midnight", 0, 0), ("quarter past three", 3, 15), ("half past seven", 7, 30), ("ten to four", 3, 50),
+    ("seven thirty", 7, 30), ("three forty", 3, 40), ("seven oh five", 7, 5), ("seven o'clock", 7, 0),
+    ("5 in the evening", 17, 0), ("ten thirty pm", 22, 30),
+])
+def test_clock_times(text: str, hour: int, minute: int) -> None:
+    parsed = parse_clock(text)
+    assert parsed is not None and (parsed.hour, parsed.minute) == (hour, minute)
+
+
+def test_a_clock_time_without_am_or_pm_means_the_next_one() -> None:
+    assert resolve_when(parse_clock("3:40"), "", NOW) == datetime(2026, 5, 1, 15, 40)  # not 03:40 tomorrow
+    assert resolve_when(parse_clock("9 am"), "", NOW) == datetime(2026, 5, 2, 9, 0)  # past today: tomorrow
+    assert resolve_when(parse_clock("9"), "tomorrow", NOW) == datetime(2026, 5, 2, 9, 0)  # a later day: morning
+    assert resolve_when(parse_clock("3"), "tomorrow", NOW) == datetime(2026, 5, 2, 15, 0)
+    assert resolve_when(parse_clock("8"), "monday", NOW) == datetime(2026, 5, 4, 8, 0)
+
+
+@pytest.mark.parametrize(("text", "value"), [
+    ("12", 12), ("twenty-five", 25), ("a hundred and two", 102), ("2.5", 2.5), ("two point five", 2.5),
+    ("one thousand two hundred", 1200), ("1,234", 1234), ("three and a half", 3.5),
+])
+def test_numbers_in_words_and_digits(text: str, value: float) -> None:
+    assert parse_number(text) == value
+
+
+@pytest.mark.parametrize(("text", "expression"), [
+    ("12 times 14", "12*14"), ("15 percent of 80", "(15/100)*80"), ("the square root of 2", "sqrt(2)"),
+    ("3 squared plus 1", "3**2+1"), ("twelve times fourteen", "12*14"), ("100 divided by 7", "100/7"),
+    ("2 to the power of 10", "2**10"), ("1,234 x 2", "1234*2"),
+])
+def test_spoken_arithmetic_becomes_a_calculator_expression(text: str, expression: str) -> None:
+    assert spoken_expression(text) == expression
+
+
+@pytest.mark.parametrize("text", ["hello there", "12", "what is love", "times", "seven days a week"])
+def test_words_that_are_not_arithmetic_are_not_an_expression(text: str) -> None:
+    assert spoken_expression(text) is None
+
+
+@pytest.mark.parametrize(("text", "tool", "arguments"), [
+    ("Remind me in ten minutes to check the oven.", "set_timer", {"seconds": 600, "text": "check the oven"}),
+    ("Set a 10 minute timer for the pasta", "set_timer", {"seconds": 600, "text": "the pasta"}),
+    ("Remind me at 3:40 to call mom", "set_reminder", {"at": "2026-05-01T15:40", "text": "call mom"}),
+    ("Remind me tomorrow at 9 am to water the plants", "set_reminder",
+     {"at": "2026-05-02T09:00", "text": "water the plants"}),
+    ("Hey Venus, what time is it?", "current_time", {}),
+    ("Take a note: buy milk", "create_note", {"text": "buy milk"}),
+    ("What's 12 times 14?", "calculate", {"expression": "12*14"}),
+    ("Add 5 and 7", "calculate", {"expression": "5+7"}),
+    ("Convert 5 miles to kilometers", "convert_units", {"value": 5, "from_unit": "mi", "to_unit": "km"}),
+    ("How many ounces in a pound?", "convert_units", {"value": 1, "from_unit": "lb", "to_unit": "oz"}),
+    ("Open Firefox", "open", {"target": "Firefox"}),
+    ("Go to example dot com", "open", {"target": "https://example.com"}),
+    ("What's on my clipboard?", "read_clipboard", {}),
+    ("Copy hello world to the clipboard", "write_clipboard", {"text": "hello world"}),
+    ("Read the screen", "read_screen", {}),
+    ("How's my battery?", "system_status", {}),
+    ("Find my pdf files", "find_files", {"name": "*.pdf"}),
+    ("Cancel the timer", "cancel_reminder", {"reminder_id": "r1"}),
+    ("What are you working on?", "list_tasks", {}),
+    ("Stop the search", "cancel_task", {"task_id": "t1"}),
+])
+def test_the_templates_read_everyday_requests(matcher: IntentMatcher, text: str, tool: str, arguments: dict) -> None:
+    hit = matcher.match(text, CONTEXT)
+    assert hit is not None and hit.clarify is None, hit
+    assert (hit.tool, hit.arguments) == (tool, arguments)
+
+
+@pytest.mark.parametrize("text", [
+    "Hi", "Who are you?", "What's the weather like?", "Tell me a joke", "Is this your first time doing this?",
+    "What is love?", "Open the window", "I need to open the door for my friend", "Create a file called notes.txt",
+])
+def test_conversation_is_left_to_the_model(matcher: IntentMatcher, text: str) -> None:
+    assert matcher.match(text, CONTEXT) is None
+
+
+@pytest.mark.parametrize(("text", "question"), [
+    ("Set a timer", "For how long should the timer run?"),
+    ("Remind me to buy eggs", "When should I remind you?"),
+])
+def test_a_missing_slot_is_asked_for(matcher: IntentMatcher, text: str, question: str) -> None:
+    hit = matcher.match(text, CONTEXT)
+    assert hit is not None and hit.clarify == question and hit.arguments == {}
+
+
+def test_cancelling_with_nothing_pending_says_so(matcher: IntentMatcher) -> None:
+    hit = matcher.match("Cancel the timer", IntentContext(now=NOW))
+    assert hit is not None and hit.tool == "cancel_reminder" and hit.clarify == "There's no timer or reminder to cancel."
+    hit = matcher.match("Stop the download", IntentContext(now=NOW))
+    assert hit is not None and hit.tool == "cancel_task" and hit.clarify == "I'm not working on anything right now."
+
+
+def test_a_template_file_that_names_an_unknown_intent_is_a_clear_error(tmp_path: Path) -> None:
+    (tmp_path / "x.yaml").write_text("language: en\nintents:\n  order_pizza:\n    data:\n"
+                                     "      - sentences: ['order a pizza']\n")
+    with pytest.raises(ConfigError, match="order_pizza"):
+        IntentMatcher.load(folder=tmp_path)
+    (tmp_path / "x.yaml").write_text("language: en\nintents: [not, a, mapping\n")
+    with pytest.raises(ConfigError, match="cannot be read"):
+        IntentMatcher.load(folder=tmp_path)
+
+
+def _match(intent: str, tool: str, arguments: dict, text: str = "") -> IntentMatch:
+    return IntentMatch(intent=intent, tool=tool, arguments=arguments, text=text)
+
+
+def test_answers_are_rendered_from_the_result() -> None:
+    assert render_result(_match("remind_in", "set_timer", {"seconds": 600, "text": "check the oven"}), {}, NOW) \
+        == "Okay, in 10 minutes I'll remind you to check the oven."
+    assert render_result(_match("remind_at", "set_reminder", {"at": "2026-05-02T09:00", "text": "water the plants"}),
+                         {}, NOW) == "Okay, I'll remind you tomorrow at 9 AM to water the plants."
+    assert render_result(_match("calculate", "calculate", {"expression": "(15/100)*80"}), {"value": 12}, NOW) \
+        == "15 percent of 80 is 12."
+    assert render_result(_match("convert_units", "convert_units", {"value": 1, "from_unit": "lb", "to_unit": "oz"}),
+                         {"value": 16}, NOW) == "1 pound is 16 ounces."
+    assert render_result(_match("current_time", "current_time", {}, "what time is it"),
+                         {"iso": "2026-05-01T13:37:00"}, NOW) == "It's 1:37 PM."
+    assert render_result(_match("current_time", "current_time", {}, "what's the date today"),
+                         {"iso": "2026-05-01T13:37:00"}, NOW) == "Today is Friday, May 1, 2026."
+    assert render_result(_match("list_tasks", "list_tasks", {}), {"tasks": []}, NOW) == "Nothing right now."
+    assert render_failure(_match("open", "open", {"target": "Gimp"}), "could not run xdg-open") \
+        == "Sorry, I couldn't open Gimp: could not run xdg-open."
+
+
+def test_screen_text_is_quoted_short() -> None:
+    words = " ".join(f"word{i}" for i in range(200))
+    said = render_result(_match("read_screen", "read_screen", {}), {"lines": [{"text": words}]}, NOW)
+    assert said.startswith("Your screen says: word0 word1") and said.endswith("…and more.")
+    assert len(said.split()) < 50
+
+
+def test_clock_and_duration_words() -> None:
+    assert [clock(datetime(2026, 1, 1, h, m)) for h, m in ((0, 0), (12, 0), (9, 5), (15, 40))] == \
+        ["midnight", "noon", "9:05 AM", "3:40 PM"]
+    assert [duration(s) for s in (2, 90, 600, 3600, 5400, 3660)] == \
+        ["2 seconds", "a minute and a half", "10 minutes", "an hour", "an hour and a half", "an hour and a minute"]

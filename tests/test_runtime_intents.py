@@ -1,0 +1,164 @@
+"""Everyday requests through the real runtime and harness: the tool runs, and Venus says its result.
+
+Typed requests use the text mouth (each clause is recorded instead of played); the spoken one goes through the
+whole session: espeak-ng speech in a WAV → VAD → whisper → end of turn → intent → task → reminder → voice.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime, timedelta
+
+import numpy as np
+import pytest
+import soundfile as sf
+
+from engine.intents.responses import clock
+from engine.runtime import Runtime, RuntimeOptions, TextMouth
+from engine.runtime.session import open_session
+from engine.settings import Settings
+from engine.timeline import Timeline
+from engine.timeline import events as ev
+
+
+@pytest.fixture(scope="module")
+def backend():
+    from engine.llm import open_backend
+
+    b = open_backend(Settings().llm)
+    yield b
+    b.close()
+
+
+@pytest.fixture
+def session(backend, tmp_path):
+    from engine.llm import Conversation, ConversationOptions
+    from harness import Harness
+
+    opened = []
+
+    def make(permissions=None):
+        settings = Settings()
+        if permissions:
+            settings.harness.permissions = permissions
+        timeline = Timeline()
+        harness = Harness(settings.harness, timeline.append, store_path=tmp_path / "tasks.db")
+        conversation = Conversation(timeline, backend, ConversationOptions.from_settings(settings.llm),
+                                    tools=harness.tool_specs())
+        said: list[str] = []
+        runtime = Runtime(timeline, conversation, TextMouth(lambda turn_id, clause: said.append(clause)),
+                          harness=harness, settings=settings, options=RuntimeOptions(proactive_gap_ms=200)).start()
+        opened.append((runtime, harness))
+        return timeline, runtime, said
+
+    yield make
+    for runtime, harness in opened:
+        runtime.close()
+        harness.shutdown()
+
+
+def _ask(runtime, text: str) -> None:
+    runtime.send_text(text)
+    assert runtime.wait_idle(60), f"Venus did not finish answering {text!r}"
+
+
+def _turn_ends(timeline) -> list[ev.AssistantTurnEnd]:
+    return [e for e in timeline.events() if isinstance(e, ev.AssistantTurnEnd)]
+
+
+def test_what_time_is_it_speaks_the_machines_clock_not_a_guess(session) -> None:
+    timeline, runtime, said = session()
+    before = datetime.now()
+    _ask(runtime, "Hey Venus, what time is it?")
+    after = datetime.now()
+    decisions = [e for e in timeline.events() if isinstance(e, ev.ControlDecision)]
+    assert [(d.action, d.tool) for d in decisions] == [(ev.Action.DELEGATE, "current_time")]
+    allowed = {f"It's {clock(moment)}." for moment in (before, after, after + timedelta(minutes=1))}
+    assert said and said[-1] in allowed, said
+    assert not any(isinstance(e, ev.AssistantToken) for e in timeline.events()), "the LLM was not asked"
+
+
+def test_arithmetic_is_computed_and_said_in_words(session) -> None:
+    timeline, runtime, said = session()
+    _ask(runtime, "What's 12 times 14?")
+    assert said[-1] == "12 times 14 is 168."
+    result = next(e for e in timeline.events() if isinstance(e, ev.DelegationResult))
+    assert result.tool == "calculate" and result.result["value"] == 168
+
+
+def test_a_typed_reminder_creates_the_task_and_is_spoken_when_it_fires(session, wait_until) -> None:
+    timeline, runtime, said = session()
+    runtime.send_text("Remind me in two seconds to stretch")
+    assert wait_until(lambda: any(isinstance(e, ev.ReminderFired) for e in timeline.events()), timeout=30)
+    assert wait_until(lambda: any("a reminder: stretch" in s for s in said), timeout=30), said
+    events = timeline.events()
+    dispatched = next(e for e in events if isinstance(e, ev.DelegationDispatched))
+    assert dispatched.tool == "set_timer" and dispatched.arguments == {"seconds": 2.0, "text": "stretch"}
+    assert said[0] == "Okay, in 2 seconds I'll remind you to stretch."
+    fired = next(e for e in events if isinstance(e, ev.ReminderFired))
+    assert fired.text == "stretch"
+
+
+def test_a_missing_slot_gets_a_question_and_no_task(session) -> None:
+    timeline, runtime, said = session()
+    _ask(runtime, "Set a timer")
+    assert said == ["For how long should the timer run?"]
+    assert not any(isinstance(e, ev.DelegationDispatched) for e in timeline.events())
+
+
+def test_a_slot_outside_the_tools_schema_gets_a_clarifying_question_not_a_crash(session) -> None:
+    timeline, runtime, said = session()
+    _ask(runtime, "Set a timer for 500 days")  # set_timer allows a year at most
+    assert len(said) == 1 and said[0].startswith("I can't do that as asked") and said[0].endswith("another way?")
+    assert "seconds" in said[0]  # says which value was wrong
+    assert not any(isinstance(e, ev.DelegationDispatched) for e in timeline.events())
+    assert not any(isinstance(e, ev.SystemNotice) and e.level == "error" for e in timeline.events())
+
+
+def test_a_tool_turned_off_in_settings_is_not_run(session) -> None:
+    timeline, runtime, said = session(permissions={"current_time": "off"})
+    _ask(runtime, "What time is it?")
+    assert said and "turned off in settings" in said[-1]
+    assert not any(isinstance(e, ev.DelegationDispatched) for e in timeline.events())
+
+
+def test_cancel_the_timer_cancels_the_reminder_not_a_running_task(session, wait_until) -> None:
+    timeline, runtime, said = session()
+    _ask(runtime, "Set a timer for 10 minutes")
+    assert said[-1] == "Okay, a timer for 10 minutes is running."
+    _ask(runtime, "Cancel the timer")
+    assert said[-1] == "Okay, it's cancelled."
+    cancel = [e for e in timeline.events() if isinstance(e, ev.DelegationDispatched) and e.tool == "cancel_reminder"]
+    assert len(cancel) == 1
+    _ask(runtime, "Do I have any timers?")
+    assert said[-1] == "You have no timers or reminders."
+
+
+def test_small_talk_still_goes_to_the_model(session) -> None:
+    timeline, runtime, said = session()
+    _ask(runtime, "Is this your first time doing this?")
+    assert not any(isinstance(e, ev.DelegationDispatched) for e in timeline.events())
+    assert any(isinstance(e, ev.AssistantToken) for e in timeline.events()), "the LLM answered"
+
+
+def test_a_spoken_reminder_runs_from_the_microphone_to_the_voice(tmp_path, speech, wait_until) -> None:
+    _, voice = speech("Remind me in two seconds to stretch.", speed=150)
+    quiet = np.zeros(16000 * 20, np.float32)
+    mic = tmp_path / "request.wav"
+    sf.write(mic, np.concatenate([np.zeros(8000, np.float32), voice, quiet]), 16000)
+    settings = Settings()
+    session = open_session(settings, mic=mic, speaker=tmp_path / "venus.wav", persist=False, harness=True)
+    timeline = session.timeline
+    try:
+        assert wait_until(lambda: any(isinstance(e, ev.ReminderFired) for e in timeline.events()), timeout=60), [
+            (e.kind, getattr(e, "text", "")) for e in timeline.events() if e.kind != ev.Kind.ASSISTANT_TOKEN]
+        assert wait_until(lambda: any(isinstance(e, ev.AssistantTurnEnd) and "a reminder: stretch" in e.text
+                                      for e in timeline.events()), timeout=30)
+    finally:
+        session.close()
+    events = timeline.events()
+    dispatched = [e for e in events if isinstance(e, ev.DelegationDispatched)]
+    assert [d.tool for d in dispatched] == ["set_timer"]
+    assert dispatched[0].arguments["seconds"] == 2.0 and "stretch" in dispatched[0].arguments["text"].lower()
+    spoken = [e for e in events if isinstance(e, ev.SpeechSpan) and e.end_sample > e.start_sample]
+    reminder_turn = next(e for e in events if isinstance(e, ev.AssistantTurnEnd) and "a reminder" in e.text)
+    assert any(s.turn_id == reminder_turn.turn_id for s in spoken), "the reminder was played, not only written"
