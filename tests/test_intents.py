@@ -181,3 +181,15 @@ def test_clock_and_duration_words() -> None:
         ["midnight", "noon", "9:05 AM", "3:40 PM"]
     assert [duration(s) for s in (2, 90, 600, 3600, 5400, 3660)] == \
         ["2 seconds", "a minute and a half", "10 minutes", "an hour", "an hour and a half", "an hour and a minute"]
+
+
+@pytest.mark.parametrize(("text", "closed"), [
+    ("What time is it?", True), ("How many ounces in a pound?", True), ("Read the screen", True),
+    ("Remind me in ten minutes to check the", False),  # free text at the end: the user may go on
+    ("Set a timer for five minutes", False),  # "... and thirty seconds"
+    ("What's 12 times 14", False),  # "... plus 3"
+])
+def test_a_request_is_closed_only_when_nothing_free_runs_to_its_end(matcher: IntentMatcher, text: str,
+                                                                    closed: bool) -> None:
+    hit = matcher.match(text, CONTEXT)
+    assert hit is not None and hit.closed is closed

@@ -41,6 +41,9 @@ class IntentMatch:
     arguments: dict[str, Any]  # the tool's arguments ({} with `clarify`)
     clarify: str | None = None  # said instead of running the tool (a question, or why nothing is done)
     text: str = ""  # the words matched
+    # the request cannot grow: no free-text slot runs to the end of the words ("what time is it", "12 times 14",
+    # "set a timer for 5 minutes"), so a short pause after it ends the turn ("remind me to call" may go on)
+    closed: bool = False
 
 
 class IntentMatcher:
@@ -103,9 +106,18 @@ class IntentMatcher:
                 if isinstance(built, Clarify):
                     found = IntentMatch(name, TOOL_OF.get(name, name), {}, clarify=built.question, text=words)
                 else:
-                    found = IntentMatch(name, built.tool, built.arguments, text=words)
+                    found = IntentMatch(name, built.tool, built.arguments, text=words, closed=_closed(result))
                 best = (score, found)
         return best[1] if best is not None else None
+
+
+def _closed(result: Any) -> bool:
+    # an open-ended wildcard (free text, a duration or a clock time read by our parsers) that is the last thing
+    # matched could still be growing: "remind me in ten minutes to check the" / "set a timer for five"
+    last = max(result.entities_list, key=lambda e: (e.text_span or (0, 0))[1], default=None)
+    if last is None or not last.is_wildcard:
+        return True
+    return not result.original_text.rstrip(" ?.!").lower().endswith(str(last.text).strip().lower())
 
 
 def _prepare(text: str) -> str:

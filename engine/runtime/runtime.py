@@ -180,6 +180,7 @@ class Runtime:
         if intents is None and harness is not None and self.options.local_intents:
             self.intents = IntentMatcher.load()
         self._intent_tasks: dict[str, _IntentTask] = {}  # task id -> the request it answers
+        self._closed_checked: tuple[str, bool] = ("", False)  # the last text checked by _closed_request
         self.state = State.LISTENING
         self._inbox: queue.SimpleQueue[tuple[str, Any]] = queue.SimpleQueue()
         self._closing = threading.Event()
@@ -586,7 +587,8 @@ class Runtime:
         final = not self._awaiting_final
         last_p = self._last_word_p if final and self._user_text else None
         verdict = self.end_of_turn.decide(silence, text, is_final=final, last_word_probability=last_p)
-        if verdict.end_of_turn:
+        if verdict.end_of_turn or (final and silence >= self.end_of_turn.options.min_silence_ms
+                                   and self._closed_request(text)):
             self._end_user_turn()
 
     # ---- overlaps -------------------------------------------------------------------------------------------
@@ -876,6 +878,13 @@ class Runtime:
         except Exception:  # the LLM answers instead; a template bug must never silence Venus
             log.exception("intent matching failed for %r", text)
             return None
+
+    def _closed_request(self, text: str) -> bool:
+        # a whole request that cannot grow ("what time is it?") needs no long pause to be sure it is over
+        if self._closed_checked[0] != text:
+            match = self._match_intent(text)
+            self._closed_checked = (text, match is not None and match.closed and not match.clarify)
+        return self._closed_checked[1]
 
     def _delegate(self, match: IntentMatch) -> None:
         """Run a recognised request's tool now; its result is spoken when it comes (or 'On it.' first)."""
