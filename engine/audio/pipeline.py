@@ -282,6 +282,8 @@ class SpeechPipeline:
                     spoken = self.synthesizer.synthesize(clause)
                     if generation != self._generation:
                         break
+                    if not spoken.text:  # nothing speakable (an emoji, a code fence): an empty clip ends the turn
+                        continue
                     self.player.enqueue(self._to_clip(turn.turn_id, spoken))
             except Exception as exc:  # a voice failure ends this turn's speech, not the session
                 log.exception("speaking turn %s failed", turn.turn_id)

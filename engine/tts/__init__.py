@@ -1,6 +1,7 @@
-"""Speech synthesis: Piper and espeak-ng voices, and clause splitting for streaming."""
+"""Speech synthesis: Piper and espeak-ng voices, clause splitting for streaming, and text made speakable."""
 
 from engine.tts.clauses import split_clauses
+from engine.tts.normalize import speakable
 from engine.tts.synth import (
     EspeakSynthesizer,
     PiperSynthesizer,
@@ -13,5 +14,5 @@ from engine.tts.synth import (
 
 __all__ = [
     "EspeakSynthesizer", "PiperSynthesizer", "SynthesizedClause", "Synthesizer", "TimedWord", "VoiceOptions",
-    "proportional_words", "split_clauses",
+    "proportional_words", "speakable", "split_clauses",
 ]

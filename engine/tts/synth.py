@@ -15,6 +15,7 @@ import numpy as np
 
 from engine.errors import ConfigError, ModelCorrupt
 from engine.threads import default_threads
+from engine.tts.normalize import speakable
 
 
 @dataclass(frozen=True)
@@ -28,7 +29,11 @@ class TimedWord:
 
 @dataclass(frozen=True)
 class SynthesizedClause:
-    """Audio for one clause (mono float32 in [-1, 1]) with word timing."""
+    """Audio for one clause (mono float32 in [-1, 1]) with word timing.
+
+    `text` is what the voice said: the clause after `speakable` ("12 × 14" -> "twelve times fourteen"), and
+    `words` are its words, so the heard words reported for the clause are the words the user heard.
+    """
 
     text: str
     audio: np.ndarray
@@ -37,7 +42,7 @@ class SynthesizedClause:
 
 
 class Synthesizer(Protocol):
-    """Anything that speaks a clause of text."""
+    """Anything that speaks a clause of text; an empty `text` in the result means nothing was speakable."""
 
     sample_rate: int
 
@@ -105,9 +110,13 @@ class PiperSynthesizer:
         self._config = SynthesisConfig(length_scale=1.0 / options.rate, volume=1.0)
         self._volume = options.volume
         self.sample_rate = config.sample_rate
+        self.language = config.espeak_voice or "en"  # the voice's language, for `speakable`: "en-us"
 
     def synthesize(self, text: str) -> SynthesizedClause:
-        """Speak one clause; Piper may split it into sentences, which are joined back together."""
+        """Speak one clause, read through `speakable`; Piper may split it into sentences, joined back together."""
+        text = speakable(text, self.language)
+        if not text:
+            return SynthesizedClause("", np.zeros(0, np.float32), self.sample_rate, ())
         parts = [chunk.audio_float_array for chunk in self._voice.synthesize(text, self._config)]
         audio = (np.concatenate(parts) if parts else np.zeros(0, np.float32)).astype(np.float32) * self._volume
         lead, tail = _voiced_bounds(audio)
@@ -128,11 +137,15 @@ class EspeakSynthesizer:
         self._voice = voice
         self._wpm = int(175 * options.rate)
         self._volume = options.volume
+        self.language = voice  # espeak voice names start with the language: "en-us", "de"
 
     def synthesize(self, text: str) -> SynthesizedClause:
-        """Run espeak-ng once for the clause and read its WAV from stdout."""
+        """Run espeak-ng once for the clause, read through `speakable`, and read its WAV from stdout."""
         import soundfile as sf
 
+        text = speakable(text, self.language)
+        if not text:
+            return SynthesizedClause("", np.zeros(0, np.float32), self.sample_rate, ())
         done = subprocess.run([self._binary, "-v", self._voice, "-s", str(self._wpm), "--stdout", text],
                               capture_output=True, timeout=30, check=False)
         if done.returncode != 0 or not done.stdout:
