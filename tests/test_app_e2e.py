@@ -79,3 +79,31 @@ def test_wav_microphone_transcript_reply_and_tasks_on_the_view(qtbot, engine_win
     assert "Shopping" in ask.result.text()
     answered = controller.timeline.events(kinds=[Kind.CONFIRMATION_ANSWERED])
     assert [(e.task_id, e.approved, e.source) for e in answered] == [(ask_id, True, "ui")]
+
+
+def test_a_typed_reminder_shows_its_card_and_venus_says_it_when_it_fires(qtbot, tmp_path):
+    import numpy as np
+    import soundfile as sf
+
+    quiet = tmp_path / "quiet.wav"
+    sf.write(quiet, np.zeros(16000 * 60, np.float32), 16000)
+    settings = Settings()
+    settings.llm.n_threads = 1
+    controller = SessionController(None, settings, mic=quiet, speaker=tmp_path / "venus-said.wav", persist=False)
+    window = MainWindow(settings, controller.timeline, controller)
+    qtbot.addWidget(window)
+    window.show()
+    try:
+        qtbot.keyClicks(window.text_box, "Remind me in two seconds to stretch")
+        qtbot.mouseClick(window.send_button, Qt.MouseButton.LeftButton)
+        qtbot.waitUntil(lambda: bool(controller.timeline.events(kinds=[Kind.DELEGATION_DISPATCHED])), timeout=30_000)
+        task_id = controller.timeline.events(kinds=[Kind.DELEGATION_DISPATCHED])[0].task_id
+        qtbot.waitUntil(lambda: window.conversation.card(task_id) is not None
+                        and window.conversation.card(task_id).progress.value() == 100, timeout=30_000)
+        said = lambda: [r.text for r in _rows(window, RowKind.ASSISTANT) if not r.streaming]  # noqa: E731
+        qtbot.waitUntil(lambda: any("remind you to stretch" in t for t in said()), timeout=30_000)
+        qtbot.waitUntil(lambda: any("a reminder: stretch" in t for t in said()), timeout=30_000)
+    finally:
+        window.shutdown()
+    dispatched = controller.timeline.events(kinds=[Kind.DELEGATION_DISPATCHED])
+    assert [(e.tool, e.arguments) for e in dispatched] == [("set_timer", {"seconds": 2.0, "text": "stretch"})]

@@ -151,14 +151,19 @@ def test_a_spoken_reminder_runs_from_the_microphone_to_the_voice(tmp_path, speec
     try:
         assert wait_until(lambda: any(isinstance(e, ev.ReminderFired) for e in timeline.events()), timeout=60), [
             (e.kind, getattr(e, "text", "")) for e in timeline.events() if e.kind != ev.Kind.ASSISTANT_TOKEN]
-        assert wait_until(lambda: any(isinstance(e, ev.AssistantTurnEnd) and "a reminder: stretch" in e.text
+        fired = next(e for e in timeline.events() if isinstance(e, ev.ReminderFired))
+        assert wait_until(lambda: any(isinstance(e, ev.AssistantTurnEnd) and e.text.endswith(f"a reminder: {fired.text}")
                                       for e in timeline.events()), timeout=30)
+        reminder = next(e for e in timeline.events() if isinstance(e, ev.AssistantTurnEnd) and "a reminder" in e.text)
+        assert wait_until(lambda: any(isinstance(e, ev.SpeechSpan) and e.turn_id == reminder.turn_id
+                                      and e.end_sample > e.start_sample for e in timeline.events()), timeout=30), \
+            "the reminder was played, not only written"
     finally:
         session.close()
     events = timeline.events()
     dispatched = [e for e in events if isinstance(e, ev.DelegationDispatched)]
     assert [d.tool for d in dispatched] == ["set_timer"]
-    assert dispatched[0].arguments["seconds"] == 2.0 and "stretch" in dispatched[0].arguments["text"].lower()
-    spoken = [e for e in events if isinstance(e, ev.SpeechSpan) and e.end_sample > e.start_sample]
-    reminder_turn = next(e for e in events if isinstance(e, ev.AssistantTurnEnd) and "a reminder" in e.text)
-    assert any(s.turn_id == reminder_turn.turn_id for s in spoken), "the reminder was played, not only written"
+    # whisper tiny may mishear espeak's "stretch" (it heard "just to match" once): the words are its to get
+    assert dispatched[0].arguments["seconds"] == 2.0 and dispatched[0].arguments["text"]
+    acknowledged = next(e for e in events if isinstance(e, ev.AssistantTurnEnd) and e.reason == "intent")
+    assert acknowledged.text.startswith("Okay, in 2 seconds I'll remind you to")
