@@ -40,16 +40,16 @@ class TranscriptPrinter:
                 self._open_turn = ""
                 if event.reason.startswith("guard:"):  # the streamed words were cut: show what was said instead
                     line = f"  [{event.reason.removeprefix('guard: ')}; not spoken]\nvenus: {event.text}"
-            elif event.reason == "notice" or (not self.stream_tokens and event.text.strip()):
+            elif event.reason in ("notice", "intent") or (not self.stream_tokens and event.text.strip()):
                 line = f"venus: {event.heard_text or event.text}"
         elif isinstance(event, ev.DelegationDispatched):
-            line = f"  [task {event.task_id[:8]}] {event.tool} {event.arguments}"
+            line = f"  [task {event.task_id[-6:]}] {event.tool} {event.arguments}"
         elif isinstance(event, ev.DelegationResult):
-            line = f"  [task {event.task_id[:8]}] done: {event.summary}"
+            line = f"  [task {event.task_id[-6:]}] done: {event.summary}"
         elif isinstance(event, ev.DelegationFailed):
-            line = f"  [task {event.task_id[:8]}] failed: {event.error}"
+            line = f"  [task {event.task_id[-6:]}] failed: {event.error}"
         elif isinstance(event, ev.ConfirmationRequested):
-            line = f"  [task {event.task_id[:8]}] needs your OK: {event.tool} {event.arguments} (say or type yes / no)"
+            line = f"  [task {event.task_id[-6:]}] needs your OK: {event.tool} {event.arguments} (say or type yes / no)"
         elif isinstance(event, ev.Interruption):
             line = f"  [venus stopped: {event.reason}]"
         elif isinstance(event, ev.SystemNotice):
