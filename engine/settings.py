@@ -40,6 +40,12 @@ class LLMSettings(_Section):
     temperature: float = Field(0.7, ge=0.0, le=2.0)
     top_p: float = Field(0.9, gt=0.0, le=1.0)
     max_tokens: int = Field(160, ge=1, le=8192)  # longest single answer (spoken answers should be short)
+    # a spoken answer stops after this many sentences and offers to go on, unless the user asked for more
+    # ("tell me more", "in detail", "go on"); 0 = no budget, only max_tokens
+    max_spoken_sentences: int = Field(2, ge=0, le=50)
+    # control decisions and tool calls by the model: auto = as the model registry says (off for the tiny
+    # defaults, which recite the format instead; on for a remote server or a model not measured)
+    tool_calls: Literal["auto", "on", "off"] = "auto"
     # tokens kept in the cache after the system prompt before old turns fold into the summary (each turn then
     # costs the same however long the conversation); 0 = sized from the model, -1 = off (fold only at n_ctx)
     working_window: int = Field(0, ge=-1, le=131072)

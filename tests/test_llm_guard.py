@@ -1,6 +1,7 @@
 """The guard on spoken answers: a small model that recites its instructions or loops is stopped before the
-voice says it, and what it says instead is short. Typed "Hi" through the real session, on both default models,
-never speaks the hidden control prompt (it did every time before the guard, issue #23)."""
+voice says it, and what it says instead is short. Typed "Hi" through the real session with tool calls forced on
+(the format in the prompt), on both default models, never speaks the hidden control prompt (it did every time
+before the guard, issue #23)."""
 
 from __future__ import annotations
 
@@ -45,11 +46,12 @@ def test_runs_too_short_to_tell_are_refused() -> None:
         GuardOptions(prompt_run=2)
 
 
-def _answer_to(text: str, model: str) -> ev.AssistantTurnEnd:
+def _answer_to(text: str, model: str, tool_calls: str = "auto") -> ev.AssistantTurnEnd:
     from engine.runtime.session import open_session
 
     settings = Settings()
     settings.llm.model = model
+    settings.llm.tool_calls = tool_calls
     session = open_session(settings, persist=False)
     try:
         session.runtime.send_text(text)
@@ -68,6 +70,9 @@ def test_hi_never_speaks_the_control_prompt(model: str) -> None:
     from harness import Harness
 
     settings = Settings()
+    # tool calls forced on: the tiny defaults have them off (and then read no format at all, see
+    # test_llm_capability.py); with them on, the format is in the prompt and the guard keeps it from the voice
+    settings.llm.tool_calls = "on"
     harness = Harness(settings.harness, lambda event: None)
     try:
         tools = as_tool_specs(harness.tool_specs())
@@ -75,7 +80,7 @@ def test_hi_never_speaks_the_control_prompt(model: str) -> None:
         harness.shutdown()
     system = render_messages([], tools, ConversationOptions.from_settings(settings.llm).render)[0].content
     assert "Start every reply with one JSON line" in system  # what the small model used to recite
-    end = _answer_to("Hi", model)
+    end = _answer_to("Hi", model, tool_calls="on")
     assert end.text.strip(), end
     assert ReplyGuard(system).check(end.text) is None, (end.text, end.reason)
     assert "JSON" not in end.text and '"action' not in end.text, end.text

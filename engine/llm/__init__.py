@@ -5,9 +5,11 @@ from __future__ import annotations
 from typing import Any
 
 from engine.llm.backend import FinishInfo, GenerateRequest, LLMBackend, SyncStats, TokenStream
-from engine.llm.chunker import ChunkerOptions, ClauseChunker, chunk_stream
+from engine.llm.budget import OFFER, SentenceBudget, asks_for_more
+from engine.llm.chunker import ChunkerOptions, ClauseChunker, chunk_stream, sentence_ends
 from engine.llm.context import (
     INTERRUPTED_MARK,
+    SMALL_MODEL_PROMPT,
     RenderOptions,
     cut_to_heard,
     extractive_summary,
@@ -23,7 +25,7 @@ from engine.llm.control import (
     format_decision,
     parse_decision,
 )
-from engine.llm.conversation import AssistantTurn, Conversation, ConversationOptions
+from engine.llm.conversation import AssistantTurn, Conversation, ConversationOptions, tool_calls_enabled
 from engine.llm.llama_backend import LlamaBackend
 from engine.llm.llama_options import LlamaOptions, choose_threads
 from engine.llm.remote import RemoteBackend, RemoteOptions
@@ -42,6 +44,12 @@ def open_backend(llm: Any, *, api_key: str = "") -> LLMBackend:
 __all__ = [
     "DECISION_PREFIX",
     "INTERRUPTED_MARK",
+    "OFFER",
+    "SMALL_MODEL_PROMPT",
+    "SentenceBudget",
+    "asks_for_more",
+    "sentence_ends",
+    "tool_calls_enabled",
     "LlamaBackend",
     "LlamaOptions",
     "RemoteBackend",

@@ -52,6 +52,11 @@ class ClauseChunker:
                 self._emitted += 1
         return chunks
 
+    @property
+    def pending(self) -> str:
+        """Text pushed but not yet part of a chunk (the start of the next clause)."""
+        return self._buffer
+
     def flush(self) -> list[str]:
         """Whatever is left, as a last chunk."""
         rest, self._buffer = self._buffer.strip(), ""
@@ -78,6 +83,12 @@ class ClauseChunker:
             if words >= min(self.options.max_words, self.options.first_max_words << min(self._emitted, 8)):
                 return end
         return None
+
+
+def sentence_ends(text: str) -> int:
+    """How many sentences end in `text`, by the same rule the chunker cuts at (abbreviations do not end one)."""
+    return sum(1 for m in _WORD.finditer(text)
+               if m.group()[-1] in _SENTENCE_END and not _is_abbreviation(m.group()))
 
 
 def _is_abbreviation(word: str) -> bool:

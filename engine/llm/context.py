@@ -20,13 +20,23 @@ _WORD = re.compile(r"\S+")
 
 Summarizer = Callable[[str, Sequence[ChatMessage]], str]
 
+# The persona of a model without tool calls (the tiny defaults): who Venus is and how she talks, in plain
+# words. A small model copies whatever instructions it reads, so there is no format, no tool, no rule to
+# recite here, and nothing written as an answer to copy.
+SMALL_MODEL_PROMPT = (
+    "You are Venus, a voice assistant on this computer. You talk with the user out loud, "
+    "so you keep your answers short and plain, without lists or markdown."
+)
+
 
 @dataclass(frozen=True)
 class RenderOptions:
     """What goes into the context besides the conversation itself."""
 
     system_prompt: str = "You are Venus, a friendly voice assistant. Answer briefly."  # persona and rules
-    include_control: bool = True  # write the decision-format instructions into the system message
+    # the decision-format instructions in the system message and the decision line before each assistant
+    # turn; off for a model without tool calls, whose context then holds no JSON at all
+    include_control: bool = True
     include_video: bool = True  # camera observations with text or a description become context notes
     summary_chars: int = 1200  # longest running summary kept by the extractive summarizer
 
@@ -76,8 +86,9 @@ def render_messages(events: Sequence[ev.Event], tools: Sequence[ToolSpec], optio
         elif isinstance(event, ev.ControlDecision):
             line = format_decision(event.action, event.tool, event.arguments)
             if event.error:
-                order.append(("bad", line))
-                order.append(("note", f"[error] {event.error}"))
+                if options.include_control:  # without control lines, a failed decision says nothing to the model
+                    order.append(("bad", line))
+                    order.append(("note", f"[error] {event.error}"))
             else:
                 turns[event.turn_id] = _Turn(control=line, spoken=event.action in (ev.Action.RESPOND, ev.Action.RESUME))
                 order.append(("turn", event.turn_id))
@@ -106,7 +117,7 @@ def render_messages(events: Sequence[ev.Event], tools: Sequence[ToolSpec], optio
             if not turn.ended and turn.heard is None:
                 continue  # still being generated: it lives in the backend's cache, not in the rendering
             content = turn.text if turn.heard is None else cut_to_heard(turn.heard, turn.text)
-            messages.append(ChatMessage("assistant", content, control=turn.control))
+            messages.append(ChatMessage("assistant", content, control=turn.control if options.include_control else ""))
     return messages
 
 

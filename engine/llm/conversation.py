@@ -17,9 +17,11 @@ from typing import Any
 
 from engine.errors import BackendError
 from engine.llm.backend import GenerateRequest, LLMBackend, SyncStats
+from engine.llm.budget import OFFER, SentenceBudget, asks_for_more, continued_answer
 from engine.llm.chunker import ChunkerOptions, ClauseChunker
 from engine.llm.context import (
     INTERRUPTED_MARK,
+    SMALL_MODEL_PROMPT,
     RenderOptions,
     extractive_summary,
     last_interrupted,
@@ -67,6 +69,11 @@ class ConversationOptions:
     # one batch plus a step where the actions part, instead of a grammar step per token (~8 for the default).
     # A delegation then writes its tool and arguments under the grammar.
     choose_decision: bool = True
+    # The model writes control decisions and tool calls. Off (the tiny defaults, which recite the format
+    # instead): the context holds no format text and no tools, and every turn is a plain answer (see _decide).
+    tool_calls: bool = True
+    # A spoken answer stops after this many sentences and offers to go on (engine/llm/budget.py); 0 = no budget.
+    max_spoken_sentences: int = 0
 
     def __post_init__(self) -> None:
         if self.n_ctx < 256:
@@ -84,16 +91,40 @@ class ConversationOptions:
             raise ValueError(f"working_window must be -1 (off), 0 (auto) or at least 64 tokens, got {self.working_window}")
         if not 0.01 <= self.window_attention_share <= 1.0:
             raise ValueError(f"window_attention_share must be within 0.01..1, got {self.window_attention_share}")
+        if self.max_spoken_sentences < 0:
+            raise ValueError(f"max_spoken_sentences must be 0 (no budget) or more, got {self.max_spoken_sentences}")
 
     @classmethod
     def from_settings(cls, llm: Any) -> ConversationOptions:
         """From the `llm` section of the settings (engine.settings.LLMSettings)."""
+        tool_calls = tool_calls_enabled(llm)
+        prompt = llm.system_prompt
+        if not tool_calls and prompt == type(llm).model_fields["system_prompt"].default:
+            prompt = SMALL_MODEL_PROMPT  # the shipped prompt is written for capable models; the user's own stays
         return cls(
-            render=RenderOptions(system_prompt=llm.system_prompt),
+            render=RenderOptions(system_prompt=prompt, include_control=tool_calls),
             answer=GenerateRequest(max_tokens=llm.max_tokens, temperature=llm.temperature, top_p=llm.top_p),
             n_ctx=llm.n_ctx,
             working_window=llm.working_window if llm.working_window <= 0 else max(64, llm.working_window),
+            tool_calls=tool_calls,
+            max_spoken_sentences=llm.max_spoken_sentences,
         )
+
+
+def tool_calls_enabled(llm: Any) -> bool:
+    """Whether the model of the `llm` settings makes control decisions and tool calls.
+
+    "on"/"off" say so; "auto" asks the model registry (off for the tiny defaults), and keeps them on for a
+    remote server and for a model the registry has not measured (what Venus did before the capability).
+    """
+    if llm.tool_calls != "auto":
+        return llm.tool_calls == "on"
+    if llm.backend == "remote":
+        return True
+    from engine.models.registry import tool_calls_capability
+
+    capable = tool_calls_capability(llm.model)
+    return True if capable is None else capable
 
 
 _END = object()
@@ -170,7 +201,10 @@ class Conversation:
     ) -> None:
         self.timeline = timeline
         self.backend = backend
-        self.options = options or ConversationOptions()
+        options = options or ConversationOptions()
+        if not options.tool_calls and options.render.include_control:
+            options = replace(options, render=replace(options.render, include_control=False))
+        self.options = options
         self.tools: tuple[ToolSpec, ...] = as_tool_specs(tools)
         self.summarize = summarizer or (lambda prev, dropped: extractive_summary(prev, dropped, self.options.render.summary_chars))
         self.last_sync: SyncStats | None = None
@@ -382,11 +416,13 @@ class Conversation:
             prefix = interrupted.unheard_text if interrupted is not None else ""
         with self._lock:
             messages = self.messages()
-        control = format_decision(decision.action, decision.tool, decision.arguments)
-        open_turn = ChatMessage("assistant", f"{prefix} " if prefix else "", control=control)
+        control = format_decision(decision.action, decision.tool, decision.arguments) if self.options.tool_calls else ""
+        text = f"{prefix} " if prefix else ""
+        # a yes to "Want me to go on?": the model goes on from the cut answer's last words, which are not said again
+        context = (continued_answer(messages) if not prefix else None) or [
+            *messages, ChatMessage("assistant", text, control=control)]
         chunker = ClauseChunker(self.options.chunker)
         index = 0
-        text = open_turn.content
         spoken: list[str] = []  # the clauses handed to the voice
         for chunk in chunker.push(text):
             turn._chunks.put(chunk)
@@ -396,25 +432,50 @@ class Conversation:
         # (against the instructions only: the summary of earlier turns in the system message may be said again)
         guard = ReplyGuard(render_messages([], self.tools, self.options.render)[0].content)
         stopped: str | None = None
+        # the spoken-length budget: once it is full, the next words mean the answer goes on, so it stops there
+        budget = SentenceBudget(0 if asks_for_more(messages) else self.options.max_spoken_sentences)
+        over_budget = False
         for attempt in range(2):
-            stream = self._generate(turn, [*messages, open_turn], answer)
+            stream = self._generate(turn, context, answer)
             for piece in stream:
-                self.timeline.append(ev.AssistantToken(turn_id=turn.turn_id, text=piece, index=index))
-                index += 1
-                text += piece
-                chunks = chunker.push(piece)
-                if chunks and (stopped := guard.check(text)):
+                past_cut = ""  # words of this piece that belong after the budget's cut (never said, never shown)
+                if budget.full and piece.strip():
+                    past_cut = piece
+                else:
+                    text += piece
+                    chunks = chunker.push(piece)
+                    stopped = guard.check(text) if chunks else None
+                    for n, chunk in enumerate([] if stopped else chunks):
+                        if budget.full:
+                            past_cut = " ".join(chunks[n:])
+                            break
+                        turn._chunks.put(chunk)
+                        spoken.append(chunk)
+                        budget.add(chunk)
+                    if budget.full and chunker.pending.strip():
+                        past_cut = f"{past_cut} {chunker.pending}".strip()
+                over_budget = bool(past_cut)
+                shown = piece[: max(0, len(piece) - len(past_cut))] if past_cut else piece
+                if shown.strip() or not past_cut:
+                    self.timeline.append(ev.AssistantToken(turn_id=turn.turn_id, text=shown, index=index))
+                    index += 1
+                if stopped or over_budget:
                     stream.cancel()
                     for _ in stream:  # let the backend finish the step it is on before the turn ends
                         pass
                     break
-                for chunk in chunks:
-                    turn._chunks.put(chunk)
-                    spoken.append(chunk)
             if text.strip() or turn.cancelled or attempt or stopped:
                 break
             # A small model sometimes ends a "respond" turn at once; one sampled retry says something instead.
             answer = replace(answer, temperature=max(0.7, answer.temperature), seed=answer.seed + 1)
+        if over_budget and stopped is None:
+            # the words after the cut were never generated: the answer ends with an offer to go on
+            log.info("turn %s: %d sentences said, the rest offered", turn.turn_id, budget.sentences)
+            self.timeline.append(ev.AssistantToken(turn_id=turn.turn_id, text=f" {OFFER}", index=index))
+            turn._chunks.put(OFFER)
+            text = " ".join([*(c.strip() for c in spoken), OFFER])
+            self._end(turn, text, "budget")
+            return
         if stopped is None and (stopped := guard.check(text)) is None:
             for chunk in chunker.flush():
                 turn._chunks.put(chunk)
@@ -430,9 +491,11 @@ class Conversation:
 
     def _decide(self, turn: AssistantTurn) -> ev.ControlDecision | None:
         can_resume = last_interrupted(self.timeline.events()) is not None
-        actions = allowed_actions(self.tools, can_resume=can_resume)
+        actions = allowed_actions(self.tools if self.options.tool_calls else (), can_resume=can_resume)
         if turn._actions is not None:
             actions = tuple(a for a in actions if a in turn._actions) or (ev.Action.RESPOND,)
+        if not self.options.tool_calls:
+            return self._decide_without_model(turn, actions)
         choose = getattr(self.backend, "choose", None)
         if choose is not None and self.options.choose_decision and len(actions) > 1:
             picked = self._choose_action(turn, choose, actions)
@@ -471,6 +534,25 @@ class Conversation:
                 return stamped  # type: ignore[return-value]
         # the model kept producing invalid decisions: answer in words instead
         return self.timeline.append(ev.ControlDecision(turn_id=turn.turn_id, action=ev.Action.RESPOND))  # type: ignore[return-value]
+
+    def _decide_without_model(self, turn: AssistantTurn, actions: Sequence[ev.Action]) -> ev.ControlDecision | None:
+        """The decision of a model without tool calls, made here so that the model never writes one.
+
+        Resume when that is allowed and nothing was said to Venus since she was cut off (a false interruption:
+        the cut answer is still the last message); otherwise respond. Silent only when it is all the runtime
+        allows: without the format instructions the model has nothing to judge by whether speech was meant for
+        Venus, so speech that reaches a turn is answered; telling speech to others apart is left to the
+        runtime's overlap and addressee policies, which keep it out of the turns.
+        """
+        if turn.cancelled:
+            return None
+        action = ev.Action.RESPOND if ev.Action.RESPOND in actions else actions[0]
+        if ev.Action.RESUME in actions:
+            with self._lock:
+                spoken = [m for m in self.messages() if m.role != "system"]
+            if spoken and spoken[-1].role == "assistant" and spoken[-1].content.endswith(INTERRUPTED_MARK):
+                action = ev.Action.RESUME
+        return self.timeline.append(ev.ControlDecision(turn_id=turn.turn_id, action=action))  # type: ignore[return-value]
 
     def _choose_action(self, turn: AssistantTurn, choose: Any, actions: Sequence[ev.Action]) -> ev.Action | None:
         """The action the model rates highest, read from its logits (one step per point where actions part)."""

@@ -50,6 +50,9 @@ class ModelEntry:
     files: tuple[ModelFile, ...]
     default: bool = False
     origin: str = "manifest"  # manifest / imported / downloaded
+    # LLMs only: whether the model writes its control decisions and tool calls well enough to be trusted with
+    # them (measured); None = not measured, and the settings' "auto" then keeps tool calls on
+    tool_calls: bool | None = None
     extra: dict = field(default_factory=dict)
 
     def paths(self, root: Path | None = None) -> list[Path]:
@@ -85,7 +88,7 @@ def _entry_from_dict(d: dict, origin: str) -> ModelEntry:
     )
     return ModelEntry(
         id=d["id"], kind=d["kind"], title=d.get("title", d["id"]), license=d.get("license", "unknown"),
-        files=files, default=d.get("default", False), origin=origin,
+        files=files, default=d.get("default", False), origin=origin, tool_calls=d.get("tool_calls"),
     )
 
 
@@ -139,6 +142,19 @@ def get_entry(model_id: str) -> ModelEntry:
             return e
     known = ", ".join(e.id for e in all_entries())
     raise ModelNotFound(f"no model with id {model_id!r}", fix=f"choose one of: {known}, or `venus models import PATH`")
+
+
+def tool_calls_capability(model: str) -> bool | None:
+    """Whether an LLM (an id, or a path to one of its files) is trusted with tool calls; None if not measured."""
+    name = Path(model).expanduser().name
+    try:
+        entries = all_entries()
+    except ModelCorrupt:  # a broken user index is reported where models are listed; the manifest still knows
+        entries = manifest_entries()
+    for e in entries:
+        if e.kind == "llm" and (e.id == model or any(Path(f.name).name == name for f in e.files)):
+            return e.tool_calls
+    return None
 
 
 def verify(entry: ModelEntry, *, full: bool = True) -> list[str]:
