@@ -152,9 +152,9 @@ def _match(intent: str, tool: str, arguments: dict, text: str = "") -> IntentMat
 
 
 def test_answers_are_rendered_from_the_result() -> None:
-    assert render_result(_match("remind_in", "set_timer", {"seconds": 600, "text": "check the oven"}), {}, NOW) \
+    assert render_result(_match("remind", "set_timer", {"seconds": 600, "text": "check the oven"}), {}, NOW) \
         == "Okay, in 10 minutes I'll remind you to check the oven."
-    assert render_result(_match("remind_at", "set_reminder", {"at": "2026-05-02T09:00", "text": "water the plants"}),
+    assert render_result(_match("remind", "set_reminder", {"at": "2026-05-02T09:00", "text": "water the plants"}),
                          {}, NOW) == "Okay, I'll remind you tomorrow at 9 AM to water the plants."
     assert render_result(_match("calculate", "calculate", {"expression": "(15/100)*80"}), {"value": 12}, NOW) \
         == "15 percent of 80 is 12."
@@ -193,3 +193,30 @@ def test_a_request_is_closed_only_when_nothing_free_runs_to_its_end(matcher: Int
                                                                     closed: bool) -> None:
     hit = matcher.match(text, CONTEXT)
     assert hit is not None and hit.closed is closed
+
+
+@pytest.mark.parametrize(("text", "delay", "at"), [
+    ("in ten minutes", 600, None), ("an hour from now", 3600, None), ("for 10 minutes", 600, None),
+    ("tomorrow at 9 am", None, datetime(2026, 5, 2, 9, 0)), ("at 3:40", None, datetime(2026, 5, 1, 15, 40)),
+    ("on May 12th at 2 pm", None, datetime(2026, 5, 12, 14, 0)), ("at noon tomorrow", None, datetime(2026, 5, 2, 12, 0)),
+    ("tonight at 8", None, datetime(2026, 5, 1, 20, 0)), ("friday at quarter past six", None, datetime(2026, 5, 8, 18, 15)),
+    ("5 pm", None, datetime(2026, 5, 1, 17, 0)), ("9 tomorrow", None, datetime(2026, 5, 2, 9, 0)),
+    ("on the 20th at 6 pm", None, datetime(2026, 5, 20, 18, 0)), ("tomorrow morning at 8", None, datetime(2026, 5, 2, 8, 0)),
+])
+def test_when_a_reminder_is_for(text: str, delay: float | None, at: datetime | None) -> None:
+    from engine.intents.slots import parse_when
+
+    when = parse_when(text, NOW)
+    assert when is not None and (when.delay_s, when.at) == (delay, at)
+
+
+@pytest.mark.parametrize("text", ["tomorrow", "the dentist", "in the kitchen", "today at 9 am"])
+def test_what_is_not_a_moment_is_none(text: str) -> None:
+    from engine.intents.slots import parse_when
+
+    assert parse_when(text, NOW) is None  # "today at 9 am" is past at 14:00: not tomorrow by surprise
+
+
+def test_a_day_without_a_time_is_asked_about(matcher: IntentMatcher) -> None:
+    hit = matcher.match("Remind me tomorrow to call the plumber", CONTEXT)
+    assert hit is not None and hit.tool == "set_reminder" and hit.clarify == "At what time tomorrow?"

@@ -14,11 +14,11 @@ from datetime import datetime
 from typing import Any
 
 from engine.intents.slots import (
-    ClockTime,
     parse_clock,
+    parse_date,
     parse_duration,
     parse_number,
-    resolve_when,
+    parse_when,
     spoken_expression,
 )
 
@@ -48,7 +48,10 @@ _TRAILING = re.compile(r"[\s,.;:!?]+$")
 def clean_text(value: Any) -> str:
     """A free-text slot as the tool should get it: trimmed, without trailing punctuation or a leading 'to'."""
     text = _TRAILING.sub("", str(value or "").strip())
-    return re.sub(r"^(?:to|that)\s+", "", text, flags=re.IGNORECASE).strip()
+    text = re.sub(r"^(?:to|that)\s+", "", text, flags=re.IGNORECASE).strip()
+    if len(text) >= 2 and text[0] in "\"'“‘" and text[-1] in "\"'”’":
+        text = text[1:-1].strip()  # 'copy "hello" to the clipboard'
+    return text
 
 
 def _plain(value: Any) -> str:
@@ -83,31 +86,39 @@ def set_timer_ask(slots: Slots, ctx: Context) -> Result:
     return Clarify("For how long should the timer run?")
 
 
-def remind_in(slots: Slots, ctx: Context) -> Result:
-    seconds = _seconds(slots.get("duration"))
-    if seconds is None:
+def _reminder(when_text: str, text: str, ctx: Context) -> Result:
+    when = parse_when(when_text, ctx.now)
+    if when is None:
+        if parse_date(when_text, ctx.now) is not None:  # "remind me tomorrow to ..." : a day, no time
+            return Clarify(f"At what time {clean_text(when_text)}?")
         return None
-    text = clean_text(slots.get("text"))
+    if when.delay_s is not None:  # with nothing to say it is a timer
+        return Built("set_timer", {"seconds": when.delay_s, "text": text} if text else {"seconds": when.delay_s})
     if not text:
         return Clarify("What should I remind you about?")
-    return Built("set_timer", {"seconds": seconds, "text": text})
+    assert when.at is not None
+    return Built("set_reminder", {"at": when.at.strftime("%Y-%m-%dT%H:%M"), "text": text})
 
 
-def remind_at(slots: Slots, ctx: Context) -> Result:
-    clock = parse_clock(str(slots.get("clock") or ""))
-    if clock is not None and not slots.get("text") and not clock.meridiem_given and clock.hour < 12:
-        clock = ClockTime(clock.hour % 12, clock.minute, True)  # "wake me up at 7": the morning
-    when = resolve_when(clock, str(slots.get("day") or ""), ctx.now)
-    if when is None:
-        return None
-    text = clean_text(slots.get("text")) or "wake up"
-    return Built("set_reminder", {"at": when.strftime("%Y-%m-%dT%H:%M"), "text": text})
+def remind(slots: Slots, ctx: Context) -> Result:
+    return _reminder(str(slots.get("when") or ""), clean_text(slots.get("text")), ctx)
+
+
+def wake(slots: Slots, ctx: Context) -> Result:
+    when_text = str(slots.get("when") or "")
+    clock = parse_clock(re.sub(r"^(?:at|for)\s+", "", when_text.strip().lower()))
+    if clock is not None and not clock.meridiem_given and clock.hour < 12:
+        when_text += " am"  # "wake me up at 7": the morning
+    return _reminder(when_text, clean_text(slots.get("text")) or "wake up", ctx)
 
 
 def remind_ask(slots: Slots, ctx: Context) -> Result:
     text = clean_text(slots.get("text"))
-    if text and (parse_duration(text) is not None or parse_clock(text) is not None):
-        return None  # "remind me in ..." / "at ..." sentences belong to the timed templates
+    words = text.split()
+    for k in range(min(8, len(words) - 1), 0, -1):  # the time said first or last, without a "to" between
+        for when, rest in ((" ".join(words[:k]), words[k:]), (" ".join(words[-k:]), words[:-k])):
+            if parse_when(when, ctx.now) is not None:
+                return _reminder(when, clean_text(" ".join(rest)), ctx)
     return Clarify("When should I remind you?" if text else "What should I remind you about, and when?")
 
 
@@ -272,7 +283,7 @@ def list_tasks(slots: Slots, ctx: Context) -> Result:
 
 def cancel_task(slots: Slots, ctx: Context) -> Result:
     which = _plain(slots.get("which"))
-    if which.lower() in ("timer", "reminder", "alarm", "timers", "reminders", "alarms"):
+    if re.search(r"\b(?:timers?|reminders?|alarms?)\b", which, re.IGNORECASE):
         return None  # cancel_reminder's templates
     if not ctx.tasks:
         return Clarify("I'm not working on anything right now.")
@@ -289,7 +300,7 @@ def cancel_task(slots: Slots, ctx: Context) -> Result:
 
 
 BUILDERS: dict[str, Callable[..., Result]] = {
-    "set_timer": set_timer, "set_timer_ask": set_timer_ask, "remind_in": remind_in, "remind_at": remind_at,
+    "set_timer": set_timer, "set_timer_ask": set_timer_ask, "remind": remind, "wake": wake,
     "remind_ask": remind_ask, "list_reminders": list_reminders, "cancel_reminder": cancel_reminder,
     "create_note": create_note, "create_note_ask": create_note_ask, "search_notes": search_notes,
     "current_time": current_time, "calculate": calculate, "calculate_verbs": calculate_verbs,
@@ -298,6 +309,6 @@ BUILDERS: dict[str, Callable[..., Result]] = {
     "find_files": find_files, "list_tasks": list_tasks, "cancel_task": cancel_task,
 }
 # The tool each intent leads to (for a Clarify, which tool the question is about).
-TOOL_OF = {"set_timer_ask": "set_timer", "remind_in": "set_timer", "remind_at": "set_reminder",
+TOOL_OF = {"set_timer_ask": "set_timer", "remind": "set_reminder", "wake": "set_reminder",
            "remind_ask": "set_reminder", "create_note_ask": "create_note", "calculate_verbs": "calculate",
            "open_site": "open"}

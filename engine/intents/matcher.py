@@ -122,4 +122,7 @@ def _closed(result: Any) -> bool:
 
 def _prepare(text: str) -> str:
     # typographic apostrophes (whisper, phones) would not match the templates' "what's"
-    return re.sub(r"\s+", " ", text.replace("’", "'").replace("‘", "'")).strip()
+    text = text.replace("’", "'").replace("‘", "'")
+    text = re.sub(r"(\d)\s*°\s*([cfk])\b", r"\1 degrees \2", text, flags=re.IGNORECASE)  # 100°F
+    text = re.sub(r"(\d)(?!(?:st|nd|rd|th)\b)([a-z]{1,3})\b", r"\1 \2", text, flags=re.IGNORECASE)  # 5km, 2pm
+    return re.sub(r"\s+", " ", text).strip()

@@ -125,13 +125,13 @@ def render_result(match: IntentMatch, result: Any, now: datetime | None = None) 
     tool = match.tool
     if tool == "set_timer":
         span = duration(float(args.get("seconds", 0)))
-        if match.intent == "remind_in" and args.get("text"):
+        if match.intent in ("remind", "wake") and args.get("text"):
             return f"Okay, in {span} I'll remind you to {args['text']}."
         label = f" for {args['text']}" if args.get("text") else ""
         return f"Okay, a timer{label} for {span} is running."
     if tool == "set_reminder":
         when = datetime.fromisoformat(str(args["at"]))
-        if match.intent == "remind_at" and args.get("text") == "wake up":
+        if match.intent == "wake" and args.get("text") == "wake up":
             return f"Okay, I'll wake you {_day(when, now)} at {clock(when)}."
         return f"Okay, I'll remind you {_day(when, now)} at {clock(when)} to {args.get('text', '')}."
     if tool == "list_reminders":

@@ -110,6 +110,10 @@ def parse_duration(text: str) -> float | None:
     """Seconds in a spoken duration: "ten minutes", "1.5 hours", "half an hour", "an hour and a half",
     "a minute and a half", "2 hours and 30 minutes", "90 secs", "a couple of minutes"; None otherwise."""
     tokens = [t for t in _tokens(re.sub(r"(\d)([a-z]+)\b", r"\1 \2", text.lower())) if t not in ("of", "just")]
+    if len(tokens) >= 2 and tokens[0] in ("a", "an", "one") and tokens[1] in ("half", "quarter"):
+        tokens = tokens[1:]  # "a quarter of an hour", "a half hour"
+    if len(tokens) == 2 and tokens[0] in ("half", "quarter") and tokens[1] in _DURATION_UNITS:
+        tokens = [tokens[0], "a", tokens[1]]  # "half hour"
     total, i, found = 0.0, 0, False
     while i < len(tokens):
         word = tokens[i]
@@ -323,3 +327,139 @@ def spoken_expression(text: str) -> str | None:
     if expect_operand or operations == 0:
         return None
     return "".join(out)
+
+
+_MONTHS = ["january", "february", "march", "april", "may", "june", "july", "august", "september", "october",
+           "november", "december"]
+_MONTH_ABBR = {m[:3]: i + 1 for i, m in enumerate(_MONTHS)} | {"sept": 9}
+_ORDINAL_WORDS = {"first": 1, "second": 2, "third": 3, "fourth": 4, "fifth": 5, "sixth": 6, "seventh": 7,
+                  "eighth": 8, "ninth": 9, "tenth": 10, "eleventh": 11, "twelfth": 12, "thirteenth": 13,
+                  "fourteenth": 14, "fifteenth": 15, "sixteenth": 16, "seventeenth": 17, "eighteenth": 18,
+                  "nineteenth": 19, "twentieth": 20, "thirtieth": 30}
+_DAY_WORDS = {"today", "tonight", "tomorrow", *_WEEKDAYS}
+
+
+def _day_of_month(tokens: list[str]) -> int | None:
+    # "12th", "12", "twelfth", "twenty first"
+    text = " ".join(tokens)
+    if m := re.fullmatch(r"(\d{1,2})(?:st|nd|rd|th)?", text):
+        return int(m.group(1))
+    if len(tokens) == 2 and tokens[0] in ("twenty", "thirty") and tokens[1] in _ORDINAL_WORDS:
+        return {"twenty": 20, "thirty": 30}[tokens[0]] + _ORDINAL_WORDS[tokens[1]]
+    if len(tokens) == 1 and tokens[0] in _ORDINAL_WORDS:
+        return _ORDINAL_WORDS[tokens[0]]
+    return None
+
+
+def parse_date(text: str, now: datetime) -> datetime | None:
+    """A calendar day: "May 12th", "12 May", "the 20th", "on the twenty first of June", "tomorrow", "friday",
+    "next week" (a week from today); the next such day from `now` (midnight). None otherwise."""
+    tokens = [t for t in _tokens(text) if t not in ("on", "the", "of", "this", "next", "coming")]
+    base = now.replace(hour=0, minute=0, second=0, microsecond=0)
+    if not tokens:
+        return None
+    if tokens == ["week"]:
+        return base + timedelta(days=7)
+    if len(tokens) == 1 and tokens[0] in _DAY_WORDS:
+        if tokens[0] in ("today", "tonight"):
+            return base
+        if tokens[0] == "tomorrow":
+            return base + timedelta(days=1)
+        return base + timedelta(days=(_WEEKDAYS.index(tokens[0]) - now.weekday()) % 7 or 7)
+    month = None
+    rest = tokens
+    for i, token in enumerate(tokens):
+        key = token if token in _MONTHS else token[:4] if token[:4] == "sept" else token[:3]
+        if token in _MONTHS or (len(token) <= 5 and key in _MONTH_ABBR):
+            month = _MONTHS.index(token) + 1 if token in _MONTHS else _MONTH_ABBR[key]
+            rest = tokens[:i] + tokens[i + 1:]
+            break
+    day = _day_of_month(rest)
+    if day is None or not 1 <= day <= 31:
+        return None
+    year = now.year
+    month = month or now.month
+    for _ in range(13):  # the next such date, this month or year or the next
+        try:
+            candidate = base.replace(year=year, month=month, day=day)
+        except ValueError:
+            candidate = None
+        if candidate is not None and candidate >= base:
+            return candidate
+        if len([t for t in tokens if t in _MONTHS or t[:3] in _MONTH_ABBR]):
+            year += 1  # "May 12th" already past: next year's
+        else:
+            month, year = (1, year + 1) if month == 12 else (month + 1, year)
+    return None
+
+
+@dataclass(frozen=True)
+class When:
+    """A moment a reminder is for: `delay_s` from now (relative), or a local datetime (absolute)."""
+
+    delay_s: float | None = None
+    at: datetime | None = None
+
+
+def _day_free(clock_text: str) -> str:
+    return re.sub(r"\b(?:morning|evening|afternoon|night)\b", "", clock_text).strip() or clock_text
+
+
+def parse_when(text: str, now: datetime) -> When | None:
+    """When a reminder is for, in any order: "in ten minutes", "tomorrow at 9 am", "at 3:40", "on May 12th at
+    2 pm", "at noon tomorrow", "tonight at 8", "friday at quarter past six", "5 pm"; None otherwise (a day
+    without a time is not enough: the caller asks)."""
+    raw = re.sub(r"\s+", " ", text.lower().strip(" ,.;:!?"))
+    raw = re.sub(r"^(?:for|at|on|by)\s+", "", raw)
+    if m := re.fullmatch(r"(?:in|after|within)\s+(.+?)(?:\s+from now)?", raw):
+        seconds = parse_duration(m.group(1))
+        return When(delay_s=seconds) if seconds else None
+    if (seconds := parse_duration(raw)) is not None:  # "for 10 minutes"
+        return When(delay_s=seconds)
+    if m := re.fullmatch(r"(.+?)\s+from now", raw):
+        seconds = parse_duration(m.group(1))
+        return When(delay_s=seconds) if seconds else None
+    # split into a day part and a clock part around "at"/"by", or a day word at either end
+    day_text, clock_text = "", raw
+    if " at " in f" {raw} ":
+        before, _, after = f" {raw} ".partition(" at ")
+        before, after = before.strip(), after.strip()
+        day_after = ""
+        for word in sorted(_DAY_WORDS, key=len, reverse=True):  # "at 9 tomorrow"
+            if after.endswith(" " + word):
+                after, day_after = after[: -len(word) - 1].strip(), word
+                break
+        day_text, clock_text = (before or day_after), after
+    elif parse_clock(raw) is None:
+        words = raw.split()
+        splits = [(" ".join(words[:n]), " ".join(words[n:])) for n in range(1, len(words))] + \
+                 [(" ".join(words[n:]), " ".join(words[:n])) for n in range(1, len(words))]
+        for day_part, clock_part in splits:  # "tomorrow 9 am", "noon tomorrow", "9 tomorrow"
+            if parse_date(day_part, now) is not None and parse_clock(_day_free(clock_part)) is not None:
+                day_text, clock_text = day_part, clock_part
+                break
+    if day_text in ("tonight", "this evening", "this afternoon", "this morning"):
+        part = {"tonight": "pm", "this evening": "pm", "this afternoon": "pm", "this morning": "am"}[day_text]
+        clock_text, day_text = f"{clock_text} {part}", "today"
+    if day_text.endswith((" morning", " evening", " afternoon", " night")):  # "tomorrow morning at 8"
+        day_text, _, part = day_text.rpartition(" ")
+        clock_text = f"{clock_text} in the {part}"
+    clock = parse_clock(clock_text)
+    if clock is None:
+        return None
+    if not day_text:
+        moment = resolve_when(clock, "", now)
+    else:
+        date = parse_date(day_text, now)
+        if date is None:
+            return None
+        if date.date() == now.date():
+            moment = resolve_when(clock, "today", now)
+            if moment is not None and moment.date() != now.date():
+                return None  # "today at 9 am" when it is past: not tomorrow by surprise
+        else:
+            hour = clock.hour
+            if not clock.meridiem_given and 1 <= hour <= 12:
+                hour = hour % 12 + 12 if hour <= 6 else hour % 12
+            moment = date.replace(hour=hour, minute=clock.minute)
+    return When(at=moment) if moment is not None else None
