@@ -12,6 +12,7 @@ test: setup
 
 bench: setup
 	. scripts/test-services.sh; .venv/bin/python -m bench
+	.venv/bin/python -m bench.intents.run --split test --spoken
 
 lint: setup
 	.venv/bin/ruff check app engine harness tests bench
