@@ -41,6 +41,8 @@ def test_a_yes_to_the_offer_lifts_the_budget_and_only_then() -> None:
     assert asks_for_more([*offered, ChatMessage("user", "Yes, please.")])
     assert asks_for_more([*offered, ChatMessage("user", "Sure")])
     assert not asks_for_more([*offered, ChatMessage("user", "No thanks, what time is it?")])
+    for refusal in ("Okay, never mind.", "Yeah no, that's enough.", "OK, stop there.", "Sure, I'm good."):
+        assert not asks_for_more([*offered, ChatMessage("user", refusal)]), refusal
     plain = [ChatMessage("user", "Is Rome old?"), ChatMessage("assistant", "Yes, very. Want a fact?")]
     assert not asks_for_more([*plain, ChatMessage("user", "Yes")])
 

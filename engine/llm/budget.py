@@ -33,6 +33,9 @@ _ASKS_FOR_MORE = (
 _YES = ("yes", "yeah", "yep", "yup", "sure", "please", "ok", "okay", "go ahead", "of course", "why not")
 
 _MORE = re.compile(r"\b(?:" + "|".join(re.escape(p) for p in _ASKS_FOR_MORE) + r")\b")
+# A yes word that comes with a refusal is a refusal: "Okay, never mind", "Yeah no", "OK that's enough".
+_DECLINE = re.compile(r"\b(?:no|nope|nah|never ?mind|not now|don'?t|do not|stop|enough|i'?m (?:good|fine|ok|okay)"
+                      r"|that'?s (?:it|all|fine|ok|okay)|no thanks|skip it|forget it)\b")
 _YES_FIRST = re.compile(r"^\W*(?:" + "|".join(re.escape(p) for p in _YES) + r")\b")
 
 
@@ -52,7 +55,7 @@ def continued_answer(messages: Sequence[ChatMessage]) -> list[ChatMessage] | Non
     offered = next((i for i in range(users[-1] - 1, -1, -1) if messages[i].role == "assistant"), None)
     if offered is None or not messages[offered].content.rstrip().endswith(OFFER):
         return None
-    if not (_YES_FIRST.search(said) or _MORE.search(said)):
+    if not (_YES_FIRST.search(said) or _MORE.search(said)) or _DECLINE.search(said):
         return None
     cut = messages[offered].content.rstrip().removesuffix(OFFER).rstrip()
     return [*messages[:offered], ChatMessage("assistant", f"{cut} ", control=messages[offered].control)]
