@@ -150,7 +150,12 @@ def test_ask_tool_confirmation_by_voice_then_result_is_delivered_after_a_gap(bac
                                  for e in timeline.events()))
         follow_up = next(e for e in timeline.events() if isinstance(e, ev.ControlDecision) and e.seq > result.seq)
         assert follow_up.action == ev.Action.RESPOND
-        assert follow_up.t_ms - result.t_ms >= 250  # waited for a gap instead of jumping in
+        # it waited for a quiet gap (300 ms here) after the last thing said, the user's or Venus's own "Okay, going
+        # ahead.", instead of jumping in (measured from the quiet, not from the result: the result may come late)
+        before = [e for e in timeline.events() if e.seq < follow_up.seq]
+        quiet_since = max(e.t_ms for e in before if isinstance(e, ev.UserSpeechEnd) or (
+            isinstance(e, ev.RuntimeState) and e.state == ev.RuntimeStateName.LISTENING))
+        assert follow_up.t_ms - quiet_since >= 250
         assert runtime.wait_idle(60)
     finally:
         runtime.close()
