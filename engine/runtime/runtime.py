@@ -577,6 +577,8 @@ class Runtime:
         if self._silence_since is None:
             return
         silence = now - self._silence_since
+        if silence < 0:
+            return  # the segment's end was reported ahead of the session clock: not silent yet
         text = " ".join(self._user_text) or self._partial
         if not text:
             if silence > self.end_of_turn.options.max_silence_ms and not self._awaiting_final:
