@@ -167,3 +167,22 @@ def test_a_spoken_reminder_runs_from_the_microphone_to_the_voice(tmp_path, speec
     assert dispatched[0].arguments["seconds"] == 2.0 and dispatched[0].arguments["text"]
     acknowledged = next(e for e in events if isinstance(e, ev.AssistantTurnEnd) and e.reason == "intent")
     assert acknowledged.text.startswith("Okay, in 2 seconds I'll remind you to")
+
+
+def test_missing_templates_leave_venus_talking_with_a_notice(backend, tmp_path, monkeypatch) -> None:
+    from engine.llm import Conversation, ConversationOptions
+    from harness import Harness
+
+    monkeypatch.setenv("VENUS_ASSETS_DIR", str(tmp_path / "no-assets"))
+    settings = Settings()
+    timeline = Timeline()
+    harness = Harness(settings.harness, timeline.append, store_path=tmp_path / "tasks.db")
+    conversation = Conversation(timeline, backend, ConversationOptions.from_settings(settings.llm), tools=())
+    runtime = Runtime(timeline, conversation, TextMouth(), harness=harness, settings=settings).start()
+    try:
+        assert runtime.intents is None
+        notices = [e for e in timeline.events() if isinstance(e, ev.SystemNotice)]
+        assert [n.code for n in notices] == ["intents-unavailable"] and "no intent templates" in notices[0].text
+    finally:
+        runtime.close()
+        harness.shutdown()

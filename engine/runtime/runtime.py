@@ -24,6 +24,7 @@ from typing import Any
 
 import psutil
 
+from engine.errors import ConfigError
 from engine.intents import IntentContext, IntentMatch, IntentMatcher
 from engine.intents.responses import acknowledgement, render_failure, render_result
 from engine.runtime.addressee import names_mentioned, overlap_hint
@@ -178,7 +179,12 @@ class Runtime:
         self.options = options or RuntimeOptions()
         self.intents = intents
         if intents is None and harness is not None and self.options.local_intents:
-            self.intents = IntentMatcher.load()
+            try:
+                self.intents = IntentMatcher.load()
+            except ConfigError as exc:  # missing or broken templates: Venus still talks, the LLM answers all
+                log.error("local intents are off: %s", exc)
+                timeline.append(ev.SystemNotice(level="warning", code="intents-unavailable", text=(
+                    f"Everyday requests go to the language model only: {exc}. {exc.fix or ''}".strip())))
         self._intent_tasks: dict[str, _IntentTask] = {}  # task id -> the request it answers
         self._closed_checked: tuple[str, bool] = ("", False)  # the last text checked by _closed_request
         self.state = State.LISTENING
