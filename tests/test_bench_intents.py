@@ -33,8 +33,9 @@ def test_the_task_sets_cover_every_builtin_tool_with_negatives():
 
 def test_the_splits_share_no_phrasing_pattern_and_no_utterance():
     dev, test = load_cases("dev"), load_cases("test")
-    assert not {c.pattern for c in dev} & {c.pattern for c in test}
-    assert not {normalize_text(c.say) for c in dev} & {normalize_text(c.say) for c in test}
+    for one, other in ((dev, test), (load_cases("train"), test), (load_cases("train"), dev)):
+        assert not {c.pattern for c in one} & {c.pattern for c in other}
+        assert not {normalize_text(c.say) for c in one} & {normalize_text(c.say) for c in other}
     assert 0.25 <= len(dev) / (len(dev) + len(test)) <= 0.4, "about a third of the utterances are dev"
 
 

@@ -220,3 +220,59 @@ def test_what_is_not_a_moment_is_none(text: str) -> None:
 def test_a_day_without_a_time_is_asked_about(matcher: IntentMatcher) -> None:
     hit = matcher.match("Remind me tomorrow to call the plumber", CONTEXT)
     assert hit is not None and hit.tool == "set_reminder" and hit.clarify == "At what time tomorrow?"
+
+
+@pytest.mark.parametrize(("text", "at"), [
+    ("7 tomorrow morning", datetime(2026, 5, 2, 7, 0)), ("at 7 tomorrow morning", datetime(2026, 5, 2, 7, 0)),
+    ("at 6 tomorrow evening", datetime(2026, 5, 2, 18, 0)), ("monday night at 9", datetime(2026, 5, 4, 21, 0)),
+])
+def test_the_part_of_the_day_goes_with_the_clock_wherever_it_is_said(text: str, at: datetime) -> None:
+    from engine.intents.slots import parse_when
+
+    when = parse_when(text, NOW)
+    assert when is not None and when.at == at
+
+
+SEVERAL = IntentContext(now=NOW, reminders=[
+    {"reminder_id": "r1", "text": "check the oven", "due_at": "2026-05-01T14:10:00"},
+    {"reminder_id": "r2", "text": "call mom", "due_at": "2026-05-02T09:00:00"},
+    {"reminder_id": "r3", "text": "stretch", "due_at": "2026-05-01T18:30:00"},
+])
+
+
+@pytest.mark.parametrize(("text", "reminder"), [
+    ("Cancel the reminder at 9", "r2"),  # by its time (9 without am/pm fits 09:00)
+    ("Delete my reminder for tomorrow morning", "r2"),  # by its day and part of the day
+    ("Cancel the alarm at 6:30", "r3"),
+    ("Don't remind me to check the oven", "r1"),  # by its words, asked the other way round
+    ("Actually, cancel the call mom one", "r2"),
+])
+def test_a_reminder_is_picked_by_its_time_day_or_words(matcher: IntentMatcher, text: str, reminder: str) -> None:
+    hit = matcher.match(text, SEVERAL)
+    assert hit is not None and hit.clarify is None, hit
+    assert (hit.tool, hit.arguments) == ("cancel_reminder", {"reminder_id": reminder})
+
+
+def test_a_time_no_reminder_has_picks_none(matcher: IntentMatcher) -> None:
+    hit = matcher.match("Cancel the reminder at 11", SEVERAL)
+    assert hit is not None and hit.tool == "cancel_reminder" and hit.arguments == {} and hit.clarify
+
+
+@pytest.mark.parametrize(("text", "tool", "arguments"), [
+    ("I need a timer for 3 minutes", "set_timer", {"seconds": 180}),  # asked for by name, not by a verb
+    ("Start a 25 minute pomodoro", "set_timer", {"seconds": 1500, "text": "pomodoro"}),  # not a program to open
+    ("Let me know when 10 minutes are up", "set_timer", {"seconds": 600}),
+    ("In twenty minutes tell me to check the laundry", "set_timer", {"seconds": 1200, "text": "check the laundry"}),
+    ("Don't let me forget to water the plants at 6 pm", "set_reminder",
+     {"at": "2026-05-01T18:00", "text": "water the plants"}),
+    ("Set an alarm for 7 tomorrow morning", "set_reminder", {"at": "2026-05-02T07:00", "text": "wake up"}),
+    # fillers first, courtesy last: neither is part of the note, and the note keeps its punctuation
+    ("Okay so write this down: milk, eggs, flour", "create_note", {"text": "milk, eggs, flour"}),
+    ("Could you jot down that I owe Sam 20 bucks, thanks", "create_note", {"text": "I owe Sam 20 bucks"}),
+    ("Copy the word banana", "write_clipboard", {"text": "banana"}),
+    ("Could you tell me how many meters are in a mile?", "convert_units", {"value": 1, "from_unit": "mi", "to_unit": "m"}),
+])
+def test_requests_said_in_other_ways(matcher: IntentMatcher, text: str, tool: str, arguments: dict) -> None:
+    hit = matcher.match(text, CONTEXT)
+    assert hit is not None and hit.clarify is None, hit
+    assert (hit.tool, hit.arguments) == (tool, arguments)

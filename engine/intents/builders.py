@@ -43,11 +43,15 @@ Result = Built | Clarify | None
 
 _ARTICLES = re.compile(r"^(?:(?:the|a|an|my|some|that|this)\s+)+", re.IGNORECASE)
 _TRAILING = re.compile(r"[\s,.;:!?]+$")
+_COURTESY = re.compile(r"(?:[\s,]+(?:please|thanks|thank you|thank you very much|thanks a lot|cheers|for me))+$",
+                       re.IGNORECASE)
 
 
 def clean_text(value: Any) -> str:
     """A free-text slot as the tool should get it: trimmed, without trailing punctuation or a leading 'to'."""
     text = _TRAILING.sub("", str(value or "").strip())
+    # courtesy at the end belongs to the request, not to the note or reminder ("..., thanks")
+    text = _TRAILING.sub("", _COURTESY.sub("", text))
     text = re.sub(r"^(?:to|that)\s+", "", text, flags=re.IGNORECASE).strip()
     if len(text) >= 2 and text[0] in "\"'“‘" and text[-1] in "\"'”’":
         text = text[1:-1].strip()  # 'copy "hello" to the clipboard'
@@ -80,6 +84,27 @@ def set_timer(slots: Slots, ctx: Context) -> Result:
     if label:
         args["text"] = label
     return Built("set_timer", args)
+
+
+def _leading_duration(text: str) -> tuple[float, str] | None:
+    """A duration said first and what follows it: "25 minute pomodoro" -> (1500, "pomodoro")."""
+    words = text.split()
+    for n in range(min(6, len(words) - 1), 0, -1):
+        seconds = parse_duration(" ".join(words[:n]))
+        if seconds is not None:
+            return seconds, " ".join(words[n:])
+    return None
+
+
+def timed(slots: Slots, ctx: Context) -> Result:
+    """ "start a 25 minute pomodoro", "give me a ten minute break": an activity with its length is a timer."""
+    split = _leading_duration(clean_text(slots.get("timed")))
+    if split is None:
+        return None
+    seconds, label = split
+    if re.fullmatch(r"(?:timer|countdown|count down|alarm)", label, re.IGNORECASE):
+        return Built("set_timer", {"seconds": seconds})  # "start a five minute timer": nothing to name
+    return Built("set_timer", {"seconds": seconds, "text": label})
 
 
 def set_timer_ask(slots: Slots, ctx: Context) -> Result:
@@ -146,11 +171,55 @@ def _choose(which: str, items: Sequence[Mapping[str, Any]], fields: Sequence[str
     return items[best[1]]
 
 
-def cancel_reminder(slots: Slots, ctx: Context) -> Result:
+def _due_at(reminder: Mapping[str, Any]) -> datetime | None:
+    try:
+        return datetime.fromisoformat(str(reminder.get("due_at", "")))
+    except ValueError:
+        return None
+
+
+def _by_time(which: str, reminders: Sequence[Mapping[str, Any]], now: datetime) -> Mapping[str, Any] | None:
+    """The one reminder due at the time or on the day named ("the one at 9", "my reminder for tomorrow
+    morning"); None when none or several are."""
+    text = re.sub(r"^(?:(?:at|for|on|due|set for|that's at|that is at)\s+)+", "", which.lower()).strip()
+    part = re.search(r"\b(morning|afternoon|evening|night|tonight)\b", text)
+    clock = parse_clock(re.sub(r"\b(?:today|tomorrow|tonight|monday|tuesday|wednesday|thursday|friday|saturday|"
+                               r"sunday)\b", "", text).strip() or "-")
+    day_words = re.sub(r"\b(?:morning|afternoon|evening|night)\b", "", text).strip()
+    if clock is not None:  # "at 9": the number is the clock's, only a day word names the day
+        day_words = " ".join(re.findall(r"\b(?:today|tomorrow|monday|tuesday|wednesday|thursday|friday|saturday|"
+                                        r"sunday)\b", text))
+    day = parse_date(day_words or "-", now)
+    if clock is None and day is None and part is None:
+        return None
+
+    def fits(due: datetime) -> bool:
+        if clock is not None:
+            hour_fits = due.hour == clock.hour if clock.meridiem_given else due.hour % 12 == clock.hour % 12
+            if not hour_fits or due.minute != clock.minute:
+                return False
+        if day is not None and due.date() != day.date():
+            return False
+        if part is not None:
+            name = part.group(1)
+            lo, hi = {"morning": (4, 12), "afternoon": (12, 18), "evening": (17, 23), "night": (18, 28),
+                      "tonight": (17, 28)}[name]
+            if not lo <= (due.hour if due.hour >= 4 else due.hour + 24) < hi:
+                return False
+        return True
+
+    found = [r for r in reminders if (due := _due_at(r)) is not None and fits(due)]
+    return found[0] if len(found) == 1 else None
+
+
+def cancel_reminder(slots: Slots, ctx: Context, *, sentence: str = "") -> Result:
     if not ctx.reminders:
         return Clarify("There's no timer or reminder to cancel.")
     which = _plain(slots.get("which"))
-    chosen = _choose(which, ctx.reminders, ("text",))
+    chosen = _choose(which, ctx.reminders, ("text",)) or (_by_time(which, ctx.reminders, ctx.now) if which else None)
+    if chosen is None and not which and re.search(r"\btimer\b", sentence, re.IGNORECASE):
+        timers = [r for r in ctx.reminders if re.search(r"\btimer\b", str(r.get("text", "")), re.IGNORECASE)]
+        chosen = timers[0] if len(timers) == 1 else None  # "turn off the timer": the one timer among reminders
     if chosen is None and not which and len(ctx.reminders) > 1:
         return Clarify("Which one: " + " or ".join(str(r.get("text") or "the timer") for r in ctx.reminders[-3:])
                        + "?")
@@ -199,7 +268,10 @@ def calculate_verbs(slots: Slots, ctx: Context, *, sentence: str = "") -> Result
 
 def convert_units(slots: Slots, ctx: Context) -> Result:
     raw = clean_text(slots.get("quantity"))
+    sign = -1.0 if re.match(r"(?:minus|negative)\s+", raw, re.IGNORECASE) else 1.0
+    raw = re.sub(r"^(?:minus|negative)\s+", "", raw, flags=re.IGNORECASE)
     value = parse_number(raw) if raw else 1.0
+    value = value * sign if value is not None else None
     if value is None or not slots.get("from_unit") or not slots.get("to_unit"):
         return None
     return Built("convert_units", {"value": value, "from_unit": str(slots["from_unit"]),
@@ -223,11 +295,17 @@ _NOT_OPENABLE = re.compile(r"^(?:the\s+)?(?:doors?|windows?|fridge|oven|box|bott
                            r"(?:\s|$)", re.IGNORECASE)
 
 
+_OWN_THINGS = re.compile(r"(?:(?:a|an|the|new)\s+)?(?:timer|alarm|reminder|note|memo|countdown|stopwatch)s?",
+                         re.IGNORECASE)
+
+
 def open_target(slots: Slots, ctx: Context) -> Result:
     target = clean_text(slots.get("target"))
     target = re.sub(r"\s+(?:app|application|program|browser window)$", "", _plain(target), flags=re.IGNORECASE)
     if not target or _NOT_OPENABLE.match(target) or len(target.split()) > 5:
         return None  # things in the room, or a sentence that only starts with "open"
+    if _leading_duration(target) is not None or _OWN_THINGS.fullmatch(target):
+        return None  # "start a 25 minute pomodoro", "start a timer": Venus's own things, not programs
     url = _as_url(target)
     return Built("open", {"target": url or target})
 
@@ -245,7 +323,12 @@ def read_clipboard(slots: Slots, ctx: Context) -> Result:
 
 
 def write_clipboard(slots: Slots, ctx: Context) -> Result:
+    if re.search(r"\b(?:to|on|onto|in|into)\s+(?:my\s+|the\s+)?clipboard\W*$", str(slots.get("text") or ""),
+                 re.IGNORECASE):
+        return None  # "copy that to my clipboard" is read by the template that ends in "clipboard"
     text = clean_text(slots.get("text"))
+    # "copy the word banana": the words named, not the naming
+    text = clean_text(re.sub(r"^the (?:word|words|text|phrase|sentence|line)\s+(?=\S)", "", text, flags=re.IGNORECASE))
     if re.fullmatch(r"(?:it|that|this|the (?:text|words|answer|result))", text, re.IGNORECASE):
         return Clarify("What should I put on the clipboard?")
     return Built("write_clipboard", {"text": text}) if text else None
@@ -268,6 +351,8 @@ _EXTENSIONS = {"pdf": "*.pdf", "pdfs": "*.pdf", "word": "*.docx", "text": "*.txt
 def find_files(slots: Slots, ctx: Context) -> Result:
     args: dict[str, Any] = {}
     name = _plain(slots.get("name"))
+    if name.lower() in ("my", "the", "all", "any", "some", "these", "those", "all my", "all the"):
+        return None  # "look for my spreadsheets" read as a name "my": the reading with the kind of file is right
     if name:
         name = re.sub(r"\s+dot\s+", ".", name, flags=re.IGNORECASE)
         args["name"] = _EXTENSIONS.get(name.lower(), name)
@@ -300,7 +385,7 @@ def cancel_task(slots: Slots, ctx: Context) -> Result:
 
 
 BUILDERS: dict[str, Callable[..., Result]] = {
-    "set_timer": set_timer, "set_timer_ask": set_timer_ask, "remind": remind, "wake": wake,
+    "set_timer": set_timer, "set_timer_ask": set_timer_ask, "timed": timed, "remind": remind, "wake": wake,
     "remind_ask": remind_ask, "list_reminders": list_reminders, "cancel_reminder": cancel_reminder,
     "create_note": create_note, "create_note_ask": create_note_ask, "search_notes": search_notes,
     "current_time": current_time, "calculate": calculate, "calculate_verbs": calculate_verbs,
@@ -308,7 +393,9 @@ BUILDERS: dict[str, Callable[..., Result]] = {
     "write_clipboard": write_clipboard, "read_screen": read_screen, "system_status": system_status,
     "find_files": find_files, "list_tasks": list_tasks, "cancel_task": cancel_task,
 }
+# Builders that also read the whole sentence (a word the templates match literally, such as "timer").
+NEEDS_SENTENCE = frozenset({"calculate_verbs", "cancel_reminder"})
 # The tool each intent leads to (for a Clarify, which tool the question is about).
-TOOL_OF = {"set_timer_ask": "set_timer", "remind": "set_reminder", "wake": "set_reminder",
+TOOL_OF = {"set_timer_ask": "set_timer", "timed": "set_timer", "remind": "set_reminder", "wake": "set_reminder",
            "remind_ask": "set_reminder", "create_note_ask": "create_note", "calculate_verbs": "calculate",
            "open_site": "open"}

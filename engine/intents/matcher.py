@@ -15,7 +15,7 @@ from hassil import Intents, recognize_all
 
 from engine import paths
 from engine.errors import ConfigError
-from engine.intents.builders import BUILDERS, TOOL_OF, Built, Clarify, Context
+from engine.intents.builders import BUILDERS, NEEDS_SENTENCE, TOOL_OF, Built, Clarify, Context
 
 log = logging.getLogger(__name__)
 
@@ -90,10 +90,10 @@ class IntentMatcher:
                 if n >= _MAX_READINGS:
                     break
                 name = result.intent.name
-                slots = {key: entity.value for key, entity in result.entities.items()}
+                slots = {key: _as_said(result, entity) for key, entity in result.entities.items()}
                 try:
                     builder = BUILDERS[name]
-                    built = builder(slots, view, sentence=words) if name == "calculate_verbs" else builder(slots, view)
+                    built = builder(slots, view, sentence=words) if name in NEEDS_SENTENCE else builder(slots, view)
                 except Exception:  # a builder bug must not break the conversation: the LLM answers instead
                     log.exception("intent %s could not read %r", name, words)
                     continue
@@ -111,6 +111,21 @@ class IntentMatcher:
         return best[1] if best is not None else None
 
 
+_FREE_TEXT = ("text",)  # slots whose words are kept as said (a note keeps its commas)
+_UNPUNCTUATED = re.compile(r"[^\w\s']+")
+
+
+def _as_said(result: Any, entity: Any) -> Any:
+    # hassil matches on words without punctuation; a free-text slot is taken from the words as they were written
+    # ("milk, eggs, flour"), when the span it reports holds the same words
+    if entity.name not in _FREE_TEXT or not entity.is_wildcard or not entity.text_span:
+        return entity.value
+    start, end = entity.text_span
+    said = result.original_text[start:end].strip()
+    same = _UNPUNCTUATED.sub(" ", said).split() == _UNPUNCTUATED.sub(" ", str(entity.value)).split()
+    return said if same else entity.value
+
+
 def _closed(result: Any) -> bool:
     # an open-ended wildcard (free text, a duration or a clock time read by our parsers) that is the last thing
     # matched could still be growing: "remind me in ten minutes to check the" / "set a timer for five"
@@ -123,6 +138,8 @@ def _closed(result: Any) -> bool:
 def _prepare(text: str) -> str:
     # typographic apostrophes (whisper, phones) would not match the templates' "what's"
     text = text.replace("’", "'").replace("‘", "'")
+    # hesitations carry no meaning anywhere in a request ("set a timer for um seven minutes")
+    text = re.sub(r"(?:^|(?<=[\s,]))(?:um+|uh+|erm?|hmm+)(?:[\s,.]+|$)", " ", text, flags=re.IGNORECASE)
     text = re.sub(r"(\d)\s*°\s*([cfk])\b", r"\1 degrees \2", text, flags=re.IGNORECASE)  # 100°F
     text = re.sub(r"(\d)(?!(?:st|nd|rd|th)\b)([a-z]{1,3})\b", r"\1 \2", text, flags=re.IGNORECASE)  # 5km, 2pm
     return re.sub(r"\s+", " ", text).strip()

@@ -265,6 +265,22 @@ _FUNCTIONS = {"square root of": "sqrt", "root of": "sqrt", "sqrt": "sqrt", "fact
 _POSTFIX = {"squared": "**2", "cubed": "**3", "factorial": "!"}
 
 
+_PARTS = {"half": 2, "halves": 2, "third": 3, "thirds": 3, "quarter": 4, "quarters": 4, "fourth": 4, "fourths": 4,
+          "fifth": 5, "fifths": 5, "tenth": 10, "tenths": 10}
+
+
+def _fraction_of(tokens: list[str], i: int) -> tuple[float, int, int] | None:
+    """A fraction said before "of" at tokens[i]: (numerator, denominator, the index after "of")."""
+    numerator = 1.0
+    if i < len(tokens) and tokens[i] in ("a", "an", "one"):
+        i += 1
+    elif (got := take_number(tokens, i)) is not None and got[1] < len(tokens) and tokens[got[1]] in _PARTS:
+        numerator, i = got
+    if i + 1 < len(tokens) and tokens[i] in _PARTS and tokens[i + 1] == "of":
+        return numerator, _PARTS[tokens[i]], i + 2
+    return None
+
+
 def spoken_expression(text: str) -> str | None:
     """Spoken arithmetic as a calculator expression: "12 times 14" -> "12*14", "15 percent of 80" ->
     "(15/100)*80", "the square root of 2" -> "sqrt(2)", "3 squared plus 1" -> "3**2+1"; None when the text
@@ -288,6 +304,12 @@ def spoken_expression(text: str) -> str | None:
                 closes += 1
                 operations += 1
                 i += len(fn.split())
+                continue
+            fraction = _fraction_of(tokens, i)  # "half of 250", "a third of 99", "two thirds of 90"
+            if fraction is not None:
+                numerator, denominator, i = fraction
+                out.append(f"({numerator:g}/{denominator})*")
+                operations += 1
                 continue
             if tokens[i] in ("minus", "negative", "-") and i + 1 < len(tokens):
                 out.append("-")
@@ -419,6 +441,12 @@ def parse_when(text: str, now: datetime) -> When | None:
     if m := re.fullmatch(r"(.+?)\s+from now", raw):
         seconds = parse_duration(m.group(1))
         return When(delay_s=seconds) if seconds else None
+    # "tomorrow morning", "friday evening": the day stays where it is, the part of the day goes with the clock
+    # ("7 tomorrow morning" is 7 am tomorrow), wherever the clock is said
+    part = ""
+    if m := re.search(rf"\b({'|'.join(sorted(_DAY_WORDS - {'tonight'}))})\s+(morning|afternoon|evening|night)\b", raw):
+        part = m.group(2)
+        raw = f"{raw[:m.end(1)]}{raw[m.end():]}".strip()
     # split into a day part and a clock part around "at"/"by", or a day word at either end
     day_text, clock_text = "", raw
     if " at " in f" {raw} ":
@@ -443,6 +471,8 @@ def parse_when(text: str, now: datetime) -> When | None:
         clock_text, day_text = f"{clock_text} {part}", "today"
     if day_text.endswith((" morning", " evening", " afternoon", " night")):  # "tomorrow morning at 8"
         day_text, _, part = day_text.rpartition(" ")
+        clock_text = f"{clock_text} in the {part}"
+    if part:
         clock_text = f"{clock_text} in the {part}"
     clock = parse_clock(clock_text)
     if clock is None:
