@@ -94,6 +94,9 @@ class ASRSettings(_Section):
     # light?"); a beam of 4 hears it right for about 10% more decode time
     turn_beam_size: int = Field(4, ge=1, le=10)
     window_s: float = Field(15.0, ge=5.0, le=30.0)  # whisper encoder window; longer speech gets a longer one
+    # the words that end a turn are decoded after a text of everyday requests (engine.asr.REQUEST_HINT), so that
+    # whisper tiny writes the words of a request ("timer", "clipboard") where it would guess others
+    request_hint: bool = True
 
 
 class TTSSettings(_Section):

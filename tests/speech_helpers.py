@@ -72,16 +72,18 @@ def write_wav(path: Path, audio: np.ndarray, rate: int = RATE) -> Path:
 
 
 class RecordingTranscriber:
-    """The real whisper, noting the audio length and hint of every quick decode, and every decode's beam."""
+    """The real whisper, noting the audio length and hint of every quick decode, and every decode's beam and hint."""
 
     def __init__(self, inner):
-        self.inner, self.calls, self.beams = inner, [], []
+        self.inner, self.calls, self.beams, self.hints = inner, [], [], []
 
-    def transcribe(self, audio, *, word_timestamps, beam_size=None):
+    def transcribe(self, audio, *, word_timestamps, beam_size=None, hint=""):
         self.beams.append(("final", beam_size))
-        return self.inner.transcribe(audio, word_timestamps=word_timestamps, beam_size=beam_size)
+        self.hints.append(("final", hint))
+        return self.inner.transcribe(audio, word_timestamps=word_timestamps, beam_size=beam_size, hint=hint)
 
     def transcribe_quick(self, audio, *, word_timestamps, hint="", beam_size=None):
         self.calls.append((len(audio), hint))
         self.beams.append(("prefinal" if word_timestamps else "partial", beam_size))
+        self.hints.append(("prefinal" if word_timestamps else "partial", hint))
         return self.inner.transcribe_quick(audio, word_timestamps=word_timestamps, hint=hint, beam_size=beam_size)

@@ -140,6 +140,35 @@ def test_small_talk_still_goes_to_the_model(session) -> None:
     assert any(isinstance(e, ev.AssistantToken) for e in timeline.events()), "the LLM answered"
 
 
+def _hear(timeline, text: str, alternatives: tuple[str, ...] = ()) -> None:
+    # what the perception thread reports for one spoken segment that ends the user's turn
+    start = timeline.now_ms()
+    timeline.append(ev.UserSpeechStart(start_ms=start))
+    timeline.append(ev.UserSpeechEnd(start_ms=start, end_ms=start + 1200))
+    timeline.append(ev.AsrFinal(text=text, alternatives=alternatives, segment_start_ms=start,
+                                segment_end_ms=start + 1200))
+
+
+def test_a_request_misheard_in_the_best_reading_is_taken_from_another_reading(session, wait_until) -> None:
+    timeline, runtime, said = session()
+    _hear(timeline, "Set a tiger for ten minutes.", ("Set a tiger for 10 minutes.", "Set a timer for ten minutes."))
+    assert wait_until(lambda: any(isinstance(e, ev.DelegationDispatched) for e in timeline.events()), timeout=30)
+    dispatched = next(e for e in timeline.events() if isinstance(e, ev.DelegationDispatched))
+    assert (dispatched.tool, dispatched.arguments) == ("set_timer", {"seconds": 600.0})
+    assert runtime.wait_idle(30)
+    assert any("10 minutes" in clause for clause in said), said
+
+
+def test_other_readings_never_turn_conversation_into_a_task(session) -> None:
+    # the best reading is what the user meant when it is no request: the readings below it are not searched
+    # for one unless it fails, and here none of them is a request either
+    timeline, runtime, _ = session()
+    _hear(timeline, "I had a long day at work.", ("I had a long day at work", "I had a long day of work."))
+    assert runtime.wait_idle(60)
+    assert not any(isinstance(e, ev.DelegationDispatched) for e in timeline.events())
+    assert any(isinstance(e, ev.AssistantTurnEnd) and e.reason != "intent" for e in timeline.events())
+
+
 def test_a_spoken_reminder_runs_from_the_microphone_to_the_voice(tmp_path, speech, wait_until) -> None:
     _, voice = speech("Remind me in two seconds to stretch.", speed=150)
     quiet = np.zeros(16000 * 20, np.float32)

@@ -80,6 +80,34 @@ def test_the_users_turn_ends_on_a_decode_with_the_turn_beam_from_settings(sessio
     assert ending == {3}, recording.beams
 
 
+def test_the_words_that_end_a_turn_are_read_after_the_request_hint_with_the_beams_other_readings(session):
+    from engine.asr import REQUEST_HINT
+
+    recording = RecordingTranscriber(make_transcriber(Settings()))
+    pipeline, timeline, source, _ = session(pad(espeak("Copy the address to my clipboard."), 0.6, 0.2),
+                                            transcriber=recording)
+    pipeline.start()
+    assert source.finished.wait(30) and pipeline.wait_idle(30)
+    final = timeline.events(kinds=[Kind.ASR_FINAL])[0]
+    ending = {hint for kind, hint in recording.hints if kind in ("prefinal", "final")}
+    assert ending == {REQUEST_HINT}, recording.hints
+    assert {hint for kind, hint in recording.hints if kind == "partial"} <= {""}  # partials stay unprimed
+    # the turn beam's other readings ride along, best first, none the same as the text
+    assert final.text and final.text not in final.alternatives
+    assert len(set(final.alternatives)) == len(final.alternatives) <= Settings().asr.turn_beam_size - 1
+
+
+def test_without_the_request_hint_no_decode_is_primed(session):
+    settings = Settings()
+    settings.asr.request_hint = False
+    recording = RecordingTranscriber(make_transcriber(settings))
+    pipeline, timeline, source, _ = session(pad(espeak("Copy the address to my clipboard."), 0.6, 0.2),
+                                            settings, transcriber=recording)
+    pipeline.start()
+    assert source.finished.wait(30) and pipeline.wait_idle(30)
+    assert timeline.events(kinds=[Kind.ASR_FINAL]) and {hint for _, hint in recording.hints} == {""}
+
+
 def test_speak_streams_clauses_and_records_what_was_heard(session):
     pipeline, timeline, _, speaker = session(np.zeros(16000, np.float32))
     pipeline.start()

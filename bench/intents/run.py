@@ -11,7 +11,8 @@ is defined in bench/intents/tasks.py. The split rule is at the top of tasks_dev.
 --spoken: each utterance is spoken by espeak-ng (one of four voice/rate pairs, chosen by a hash of the text),
 resampled to 16 kHz by sox, given 250 ms of silence on each side (as Venus's VAD segment holds speech), and
 transcribed by the default faster-whisper model as Venus transcribes the words that end a turn (settings'
-model, threads and turn beam); the transcript is matched (target >= 0.85 right).
+model, threads and turn beam, after engine.asr.REQUEST_HINT unless --no-hint); the transcript is matched, then,
+as the runtime does, the beam's other readings when it is no request (--best-only: not) (target >= 0.85 right).
 
 --smalltalk: bench/intents/smalltalk.py (greetings, thanks, chit-chat answered by the default LLMs).
 
@@ -55,13 +56,18 @@ def context_for(case: Case) -> Any:
                          tasks=list(raw.get("tasks", ())))
 
 
-def run_matcher(matcher: Any, cases: Sequence[Case], texts: Sequence[str] | None = None) -> tuple[list[Outcome], list[Any], list[float]]:
-    """Match each case's text (or `texts`, e.g. transcripts): outcomes, the matches, and ms per match."""
+def run_matcher(matcher: Any, cases: Sequence[Case], texts: Sequence[str] | None = None,
+                others: Sequence[Sequence[str]] | None = None) -> tuple[list[Outcome], list[Any], list[float]]:
+    """Match each case's text (or `texts`, e.g. transcripts; then, as the runtime does, the recogniser's other
+    readings in `others` when the best one is no request): outcomes, the matches, and ms per match."""
     outcomes, hits, times = [], [], []
     for index, case in enumerate(cases):
         text = case.say if texts is None else texts[index]
         started = time.perf_counter()
         hit = matcher.match(text, context_for(case))
+        for reading in others[index] if others is not None and hit is None else ():
+            if (hit := matcher.match(reading, context_for(case))) is not None:
+                break
         times.append((time.perf_counter() - started) * 1e3)
         hits.append(hit)
         outcomes.append(judge(case, hit))
@@ -130,24 +136,30 @@ def synthesize(text: str, path: Path) -> Any:
     return audio
 
 
-def transcribe_all(cases: Sequence[Case], progress: Callable[[int], None] | None = None) -> list[str]:
-    """Speak and transcribe every case the way Venus hears a finished turn."""
+def transcribe_all(cases: Sequence[Case], progress: Callable[[int], None] | None = None,
+                   hint: bool | None = None) -> tuple[list[str], list[tuple[str, ...]]]:
+    """Speak and transcribe every case the way Venus hears a finished turn: the transcripts and the recogniser's
+    other readings. `hint`: decode after engine.asr.REQUEST_HINT (default: as settings say)."""
+    from engine.asr import REQUEST_HINT
     from engine.audio import make_transcriber
     from engine.settings import Settings
 
     settings = Settings()
     transcriber = make_transcriber(settings)
     transcriber.warm_up()
-    texts = []
+    use_hint = settings.asr.request_hint if hint is None else hint
+    texts, others = [], []
     with tempfile.TemporaryDirectory() as folder:
         for index, case in enumerate(cases):
             audio = synthesize(case.speech, Path(folder) / f"{index}.wav")
             audio = np.concatenate([_PAD, audio, _PAD])  # as the VAD's segment holds it: pre-roll and closing silence
-            heard = transcriber.transcribe(audio, word_timestamps=True, beam_size=settings.asr.turn_beam_size)
+            heard = transcriber.transcribe(audio, word_timestamps=True, beam_size=settings.asr.turn_beam_size,
+                                           hint=REQUEST_HINT if use_hint else "")
             texts.append(heard.text.strip())
+            others.append(heard.alternatives)
             if progress is not None:
                 progress(index)
-    return texts
+    return texts, others
 
 
 def load_matcher() -> Any:
@@ -167,6 +179,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--spoken", action="store_true", help="also speak and transcribe every utterance")
     parser.add_argument("--smalltalk", action="store_true", help="also run the small-talk set on the default LLMs")
     parser.add_argument("--failures", action="store_true", help="print every utterance that was not right")
+    parser.add_argument("--no-hint", action="store_true", help="spoken: decode without engine.asr.REQUEST_HINT")
+    parser.add_argument("--best-only", action="store_true", help="spoken: match the best reading only")
     args = parser.parse_args(argv)
     cases = load_cases(args.split)
     started = time.monotonic()
@@ -184,8 +198,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             print("spoken run skipped: espeak-ng and sox are needed (apt-get install espeak-ng sox)")
             return 2
         started = time.monotonic()
-        texts = transcribe_all(cases)
-        spoken, spoken_hits, _ = run_matcher(matcher, cases, texts)
+        texts, others = transcribe_all(cases, hint=False if args.no_hint else None)
+        spoken, spoken_hits, _ = run_matcher(matcher, cases, texts, None if args.best_only else others)
         print(f"\nspoken through espeak-ng ({', '.join(f'{v} {r} wpm' for v, r in VOICES)}) and whisper "
               f"({time.monotonic() - started:.0f} s)")
         report(f"spoken, {args.split} split", cases, spoken, TARGET_SPOKEN)

@@ -32,6 +32,9 @@ class Transcript:
     # False when whisper's timestamps ran past the audio: usually audio cut mid-word (a partial), whose text
     # is still the best guess so far, but not a decode to keep as a final
     within_audio: bool = True
+    # the beam's other readings, best first (a beam of 1 has none): "Set a tiger for ten minutes." may also have
+    # been "Set a timer for ten minutes."; a grammar (the local intents) may pick the reading it can parse
+    alternatives: tuple[str, ...] = ()
 
 
 class Transcriber(Protocol):
@@ -65,6 +68,11 @@ class WhisperOptions:
 
 _FRAMES_PER_S = 100  # whisper's mel frames per second
 _MAX_FRAMES = 3000  # whisper's 30 s window
+# Read by whisper as the text before the words that end a turn: the vocabulary of requests to a desktop assistant
+# (the built-in tools' nouns and verbs, numbers and units as digits). A prior on words, not a sentence anyone is
+# expected to say; kept under _MAX_HINT_TOKENS.
+REQUEST_HINT = ("Venus, start a timer or an alarm, remind me later, make a note, copy it to the clipboard, read my "
+                "screen, open the browser, end the running job. 9 plus 6, 3 times 4, 5 miles in kilometers.")
 _MAX_HINT_TOKENS = 64  # a hint is a few names; whisper's own prompt limit is 223 tokens
 _PREPEND_PUNCTUATION = "\"'“¿([{-"  # marks that join the next word (whisper's defaults)
 _APPEND_PUNCTUATION = "\"'.。,，!！?？:：”)]}、"  # marks that join the previous word
@@ -114,16 +122,18 @@ class WhisperTranscriber:
             self._warm = True
             self.transcribe(np.zeros(SAMPLE_RATE // 2, np.float32), word_timestamps=True)
 
-    def transcribe(self, audio: np.ndarray, *, word_timestamps: bool, beam_size: int | None = None) -> Transcript:
+    def transcribe(self, audio: np.ndarray, *, word_timestamps: bool, beam_size: int | None = None,
+                   hint: str = "") -> Transcript:
         """Decode the whole clip (no VAD filter: the caller already cut it to speech).
 
         `beam_size` overrides the options' for this clip (the words that end a turn are worth a wider search).
+        `hint` is read as the text before (see `transcribe_quick`); whisper's 30 s fallback decodes without it.
         """
         audio = np.asarray(audio, dtype=np.float32)
         features = self._model.feature_extractor(audio)
         window = max(int(self.options.window_s * _FRAMES_PER_S), features.shape[-1] + _FRAMES_PER_S)
         if self._tokenizer is not None and window <= _MAX_FRAMES:
-            transcript = self._windowed(features, window, word_timestamps, beam_size=beam_size)
+            transcript = self._windowed(features, window, word_timestamps, hint, beam_size=beam_size)
             if transcript is not None and transcript.within_audio:
                 return transcript
         return self._long_form(audio, word_timestamps, beam_size)
@@ -171,8 +181,9 @@ class WhisperTranscriber:
         encoded = self._model.model.encode(ctranslate2.StorageView.from_array(padded))
         limit = int(24 + 14 * seconds)
         hinted = self._hint_tokens(hint) if hint.strip() else []
+        beam = beam_size or self.options.beam_size
         result = self._model.model.generate(  # max_length counts the prompt too
-            encoded, [[*hinted, *tokenizer.sot_sequence]], beam_size=beam_size or self.options.beam_size,
+            encoded, [[*hinted, *tokenizer.sot_sequence]], beam_size=beam, num_hypotheses=beam,
             max_length=limit + len(hinted),
             suppress_blank=True, suppress_tokens=[-1], return_scores=True, return_no_speech_prob=True)[0]
         sequence = result.sequences_ids[0]
@@ -189,8 +200,14 @@ class WhisperTranscriber:
             return Transcript("", within_audio=within)  # a lone "." or "..." is whisper's way of hearing nothing
         if looped(text):
             return None
+        others: list[str] = []
+        for other in result.sequences_ids[1:]:  # the beam's other readings, for a grammar to choose from
+            reading = tokenizer.decode([t for t in other if t < tokenizer.eot]).strip()
+            if reading and reading != text and reading not in others and not looped(reading):
+                others.append(reading)
+        alternatives = tuple(others)
         if not word_timestamps or not within:
-            return Transcript(text, within_audio=within)
+            return Transcript(text, within_audio=within, alternatives=alternatives)
         from faster_whisper.transcribe import merge_punctuations
 
         alignment = self._model.find_alignment(tokenizer, [tokens], encoded, content)[0]
@@ -198,7 +215,7 @@ class WhisperTranscriber:
         words = tuple(Word(text=w["word"].strip(), start_ms=int(min(w["start"], seconds) * 1000),
                            end_ms=int(min(w["end"], seconds) * 1000), probability=float(w["probability"]))
                       for w in alignment if w["word"].strip())
-        return Transcript(text, words)
+        return Transcript(text, words, alternatives=alternatives)
 
     def _long_form(self, audio: np.ndarray, word_timestamps: bool, beam_size: int | None = None) -> Transcript:
         segments, _ = self._model.transcribe(
@@ -241,6 +258,7 @@ class StreamingRecognizer:
             raise ValueError(f"hint_max_s must be >= 0, got {hint_max_s}")
         self._hint = ""  # the open segment's hint for its early partials
         self._final_beam: int | None = None  # the open segment's beam for its pre-finals and final
+        self._final_hint = ""  # the open segment's hint for its pre-finals and final
         self._hint_samples = int(hint_max_s * SAMPLE_RATE)
         self._transcriber = transcriber
         self._on_partial = on_partial
@@ -265,7 +283,7 @@ class StreamingRecognizer:
 
     def begin(self, start_sample: int, lookback: np.ndarray | None = None, *,
               partial_interval_ms: int | None = None, hint: str = "", first_partial_ms: int | None = None,
-              final_beam_size: int | None = None) -> None:
+              final_beam_size: int | None = None, final_hint: str = "") -> None:
         """A segment opened at `start_sample`; `lookback` is the audio already heard from that sample on.
 
         `partial_interval_ms` overrides the interval for this segment (speech over Venus's voice needs its
@@ -275,12 +293,15 @@ class StreamingRecognizer:
         `first_partial_ms` brings the first partial forward: it is due once the segment holds that much audio
         (otherwise one interval after the look-back). `final_beam_size` decodes the segment's pre-finals and
         final with that beam (the transcriber's own otherwise); partials stay at the transcriber's.
+        `final_hint` primes the pre-finals and the final: the kind of words a request to an assistant holds, so
+        that whisper writes "timer" where it would hear "tiger" (a hint of names is for early partials only).
         """
         if final_beam_size is not None and final_beam_size < 1:
             raise ValueError(f"final_beam_size must be >= 1, got {final_beam_size}")
         with self._cond:
             self._hint = hint
             self._final_beam = final_beam_size
+            self._final_hint = final_hint
             interval = partial_interval_ms if partial_interval_ms is not None else self._default_interval_ms
             if interval < 50:
                 raise ValueError(f"partial_interval_ms must be >= 50, got {interval}")
@@ -312,7 +333,7 @@ class StreamingRecognizer:
             if self._segment_start < 0 or end_sample <= self._segment_start:
                 return
             audio = self._joined()[: end_sample - self._segment_start]
-            self._prefinal = _Job(audio, self._segment_start, end_sample, self._final_beam)
+            self._prefinal = _Job(audio, self._segment_start, end_sample, self._final_beam, self._final_hint)
             self._cond.notify()
 
     def end(self, end_sample: int) -> None:
@@ -322,7 +343,7 @@ class StreamingRecognizer:
                 return
             audio = self._joined()[: max(0, end_sample - self._segment_start)] if self._chunks else \
                 np.zeros(0, np.float32)
-            self._finals.append(_Job(audio, self._segment_start, end_sample, self._final_beam))
+            self._finals.append(_Job(audio, self._segment_start, end_sample, self._final_beam, self._final_hint))
             self._prefinal, self._partial_for = None, -1  # both were about this segment: the final replaces them
             self._segment_start, self._chunks, self._samples = -1, [], 0
             self._cond.notify()
@@ -426,7 +447,7 @@ class StreamingRecognizer:
         assert isinstance(job, _Job)
         if kind == "prefinal":
             began = time.perf_counter()
-            transcript = self._quick(job.audio, word_timestamps=True, beam_size=job.beam)
+            transcript = self._quick(job.audio, word_timestamps=True, beam_size=job.beam, hint=job.hint)
             log.debug("pre-final of %.2f s audio in %.0f ms: %r", len(job.audio) / SAMPLE_RATE,
                       (time.perf_counter() - began) * 1000, transcript and transcript.text)
             if transcript is None:
@@ -444,7 +465,9 @@ class StreamingRecognizer:
             transcript = early[1]  # the pause held: the early decode is the final
             self.finals_from_prefinal += 1
         elif len(job.audio):
-            extra = {"beam_size": job.beam} if job.beam is not None else {}
+            extra: dict[str, object] = {"beam_size": job.beam} if job.beam is not None else {}
+            if job.hint:
+                extra["hint"] = job.hint
             transcript = self._transcriber.transcribe(job.audio, word_timestamps=True, **extra)
         else:
             transcript = Transcript("")
@@ -464,3 +487,4 @@ class _Job:
     start: int
     end: int
     beam: int | None = None  # the segment's beam for its pre-finals and final (None: the transcriber's own)
+    hint: str = ""  # the segment's hint for its pre-finals and final

@@ -16,7 +16,14 @@ from typing import Protocol
 
 import numpy as np
 
-from engine.asr import StreamingRecognizer, Transcriber, Transcript, WhisperOptions, WhisperTranscriber
+from engine.asr import (
+    REQUEST_HINT,
+    StreamingRecognizer,
+    Transcriber,
+    Transcript,
+    WhisperOptions,
+    WhisperTranscriber,
+)
 from engine.audio.devices import DeviceSink, DeviceSource
 from engine.audio.echo import EchoCanceller, EchoGuard, EchoGuardOptions
 from engine.audio.files import FileSink, FileSource
@@ -381,7 +388,8 @@ class SpeechPipeline:
                     partial_interval_ms=asr.overlap_partial_interval_ms if overlapping else None,
                     first_partial_ms=asr.overlap_first_partial_ms if overlapping else None,
                     hint=self._overlap_hint if overlapping else "",
-                    final_beam_size=None if overlapping else asr.turn_beam_size)
+                    final_beam_size=None if overlapping else asr.turn_beam_size,
+                    final_hint=REQUEST_HINT if asr.request_hint and not overlapping else "")
                 self.timeline.append(UserSpeechStart(start_ms=self._ms(start), overlapping_assistant=overlapping))
             else:
                 if self._speech_open and not fed:
@@ -431,6 +439,7 @@ class SpeechPipeline:
         similarity = self._voice_scores.pop(start_sample, None)
         self._overlap_segments.discard(start_sample)
         self.timeline.append(AsrFinal(text=transcript.text, words=words, segment_start_ms=base,
+                                      alternatives=transcript.alternatives,
                                       segment_end_ms=self._ms(end_sample), language=self.settings.asr.language,
                                       speaker_similarity=similarity))
         enroll, self._enroll_audio = self._enroll_audio, None

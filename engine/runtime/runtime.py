@@ -194,6 +194,9 @@ class Runtime:
         self._idle.set()
         # the user's current turn
         self._user_text: list[str] = []
+        # the recogniser's other readings of the turn's last segment (for the local intents, when its best reading
+        # is not a request they know)
+        self._alternatives: tuple[str, ...] = ()
         self._partial = ""
         self._segment_open = False
         self._silence_since: int | None = None
@@ -510,6 +513,7 @@ class Runtime:
                 self._to(State.LISTENING)  # a noise or an echo the VAD let through: nothing was said
             return
         self._user_text.append(text)
+        self._alternatives = event.alternatives
         self._last_word_p = event.words[-1].probability if event.words else None
         if self.harness is not None and self._reply is None and self._match_intent(text) is None:
             reply = self.harness.handle_user_text(text, source="voice")
@@ -519,7 +523,7 @@ class Runtime:
         if self._turn_active() or self.mouth.speaking:
             self.mouth.stop()
             self._interrupt("the user typed a new message")
-        self._user_text, self._partial = [event.text], ""
+        self._user_text, self._partial, self._alternatives = [event.text], "", ()
         reply = None
         if self.harness is not None and self._match_intent(event.text) is None:
             reply = self.harness.handle_user_text(event.text, source="ui")
@@ -713,6 +717,7 @@ class Runtime:
         self._awaiting_final = overlap.final is None
         if overlap.final:
             self._user_text.append(overlap.final)
+            self._alternatives = ()  # its readings were not kept
             self._last_word_p = overlap.last_word_p
 
     def _review(self, overlap: _Overlap, features: OverlapFeatures, context: ConversationContext, *,
@@ -754,6 +759,7 @@ class Runtime:
             if review.stop:
                 if final and overlap.final and overlap.final not in self._user_text:
                     self._user_text.append(overlap.final)
+                    self._alternatives = ()  # its readings were not kept
                     self._last_word_p = overlap.last_word_p
                 if final:  # its final is in, even an empty one ("Venus," alone often decodes to nothing)
                     self._awaiting_final = False
@@ -784,6 +790,8 @@ class Runtime:
 
     def _end_user_turn(self, *, typed: bool = False) -> None:
         self._last_request = " ".join(self._user_text) or self._last_request
+        readings = [" ".join([*self._user_text[:-1], other]) for other in self._alternatives] if self._user_text else []
+        self._alternatives = ()
         self._learn_names(" ".join(self._user_text))
         reply = self._reply
         self._user_text, self._partial, self._silence_since, self._reply = [], "", None, None
@@ -797,6 +805,10 @@ class Runtime:
             self._answer_visual(self._last_request)
             return
         match = self._match_intent(self._last_request)
+        for reading in readings if match is None else ():  # "Set a tiger for ten minutes" also read as a timer
+            if (match := self._match_intent(reading)) is not None:
+                log.info("request read from the recogniser's other reading %r", reading)
+                break
         if match is not None:
             self._delegate(match)
             return

@@ -113,6 +113,7 @@ class AsrFinal(Event):
     segment_end_ms: int = 0
     language: str = "en"
     speaker_similarity: float | None = None  # to the enrolled user voice, when known
+    alternatives: tuple[str, ...] = ()  # the recogniser's other readings of the segment, best first
 
 
 @dataclass(frozen=True, kw_only=True)
