@@ -169,3 +169,32 @@ def test_without_tool_calls_the_turn_resumes_after_a_false_interruption_and_answ
     assert decided(conversation, None) == ev.Action.RESPOND
     assert decided(conversation, (ev.Action.SILENT,)) == ev.Action.SILENT  # silent only when nothing else is allowed
     assert all(not m.control for m in conversation.messages())
+
+
+def test_a_base_model_reads_a_written_dialogue_and_each_answer_is_one_line() -> None:
+    # Gemma 3 270M on PyPI is the base model: no chat template in its file, no turn markers learned (with
+    # Gemma's markers it wrote debris such as "mendatanguser" and "</caption>" loops). It reads "User:" /
+    # "Venus:" lines, and its answer ends where its line ends, before it can write the user's next line.
+    from engine.runtime.session import load_shared, open_session
+
+    settings = Settings()
+    settings.llm.model = "gemma3-270m-q4_k_m"
+    shared = load_shared(settings, speech=False)
+    try:
+        assert shared.backend.template.name == "transcript"
+        for text in ("Hi", "How are you today?", "What can you do?"):
+            session = open_session(settings, persist=False, shared=shared)
+            try:
+                session.runtime.send_text(text)
+                assert session.runtime.wait_idle(180), "Venus did not settle"
+                events = session.timeline.events()
+                rendered = shared.backend.template.render(session.conversation.messages())
+            finally:
+                session.close()
+            ends = [e for e in events if isinstance(e, ev.AssistantTurnEnd)]
+            assert len(ends) == 1 and ends[0].text.strip(), ends
+            tokens = "".join(e.text for e in events if isinstance(e, ev.AssistantToken))
+            assert "\n" not in tokens.strip() and "User:" not in tokens, tokens
+            assert rendered.startswith(SMALL_MODEL_PROMPT + "\n\nUser: " + text + "\nVenus: "), rendered
+    finally:
+        shared.close()

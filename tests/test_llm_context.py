@@ -60,10 +60,26 @@ def test_template_that_cannot_render_piecewise_falls_back_to_chatml():
     numbered = "{% for m in messages %}{{ loop.index }}:{{ m['content'] }}\n{% endfor %}"
     chosen = ChatTemplate.for_model({"tokenizer.chat_template": numbered})
     assert chosen.name == "chatml"
-    gemma = ChatTemplate.for_model({"general.architecture": "gemma3"}, bos_token="<bos>")
+    gemma = ChatTemplate.for_model({"general.architecture": "gemma3", "tokenizer.chat_template": numbered},
+                                   bos_token="<bos>")
     assert gemma.render([ChatMessage("system", "S"), ChatMessage("assistant", "A")]).startswith(
         "<bos><start_of_turn>user\nS<end_of_turn>\n<start_of_turn>model\nA"
     )
+
+
+def test_a_model_without_a_template_reads_a_dialogue_whose_answers_end_at_the_line():
+    # a base model (no chat template in its file, such as Gemma 3 270M base) never saw turn markers
+    chosen = ChatTemplate.for_model({"general.architecture": "gemma3"}, bos_token="<bos>")
+    assert chosen.name == "transcript" and chosen.stops == ("\n",)
+    messages = [ChatMessage("system", "You are Venus."), ChatMessage("user", "Hi"),
+                ChatMessage("assistant", "Hello!"), ChatMessage("user", "How are you?")]
+    assert chosen.render(messages, add_generation_prompt=True) == (
+        "You are Venus.\n\nUser: Hi\nVenus: Hello!\nUser: How are you?\nVenus:")
+    # the space after "User:" travels with the words (" Hi" is one token for a text model), and an open answer
+    # starts right after "Venus:", so the model writes its own leading space
+    user = chosen.piece(ChatMessage("user", "Hi"))
+    assert (user.head, user.content, user.tail) == ("User:", " Hi", "\n")
+    assert chosen.piece(ChatMessage("assistant", "")).text == "Venus:\n"
 
 
 def test_user_text_cannot_inject_special_tokens(backend):

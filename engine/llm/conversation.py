@@ -289,7 +289,9 @@ class Conversation:
     def _answer_request(self) -> GenerateRequest:
         # small models copy the interruption mark, or start reciting the decision format, otherwise
         answer = self.options.answer
-        return replace(answer, stop=(*answer.stop, INTERRUPTED_MARK, '{"action'),
+        template = getattr(self.backend, "template", None)  # a base model's transcript ends an answer at its line
+        stops = tuple(getattr(template, "stops", ()))
+        return replace(answer, stop=(*answer.stop, *stops, INTERRUPTED_MARK, '{"action'),
                        avoid_chars=answer.avoid_chars or SPOKEN_AVOID)
 
     def prefill(self, unfinished_user_text: str = "") -> SyncStats:

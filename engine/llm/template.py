@@ -33,6 +33,19 @@ GEMMA_TEMPLATE = (
     "{% if add_generation_prompt %}{{ '<start_of_turn>model\n' }}{% endif %}"
 )
 
+# A model with no chat template in its file is a base (pretrained) model: it has read text, not turns, and a turn
+# marker it never saw makes it babble ("mendatanguser", "</caption>" loops, seen on Gemma 3 270M base). It does
+# know a written dialogue, one line per turn: the persona as a preface, then "User:" and "Venus:" lines, and the
+# answer ends where its line ends.
+TRANSCRIPT_TEMPLATE = (
+    "{% for message in messages %}"
+    "{% if message['role'] == 'system' %}{{ message['content'] + '\n\n' }}"
+    "{% elif message['role'] == 'user' %}{{ 'User: ' + message['content'] + '\n' }}"
+    "{% else %}{{ 'Venus: ' + message['content'] + '\n' }}{% endif %}"
+    "{% endfor %}"
+    "{% if add_generation_prompt %}{{ 'Venus:' }}{% endif %}"
+)
+
 _SENTINEL = "\u0001venus-content\u0001"
 _ROLES = ("system", "user", "assistant")
 
@@ -71,30 +84,40 @@ class MessagePiece:
 class ChatTemplate:
     """A chat template that renders a conversation as independent per-message pieces."""
 
-    def __init__(self, source: str, *, name: str, bos_token: str = "", eos_token: str = "") -> None:
+    def __init__(self, source: str, *, name: str, bos_token: str = "", eos_token: str = "",
+                 stops: tuple[str, ...] = ()) -> None:
         env = ImmutableSandboxedEnvironment(trim_blocks=True, lstrip_blocks=True)
         env.globals["raise_exception"] = _raise_exception
         env.globals["strftime_now"] = lambda fmt: datetime.now().strftime(fmt)
         self.name = name
         self.source = source
+        self.stops = stops  # text that ends an answer besides the model's end-of-turn token (a transcript's newline)
         self._template = env.from_string(source)
         self._bos_token = bos_token
         self._eos_token = eos_token
         self._heads: dict[str, tuple[str, str]] = {}
+        self._spaced: dict[str, bool] = {}
         for role in _ROLES:
-            self._heads[role] = self._split(role)
+            head, tail = self._split(role)
+            # "User: " + "Hi" tokenizes as a lone space before "Hi", which text models rarely see; the space goes
+            # with the content instead (" Hi" is one token), and an open answer starts right after "Venus:"
+            self._heads[role] = (head[:-1], tail) if head.endswith(" ") else (head, tail)
+            self._spaced[role] = head.endswith(" ")
         self.generation_prompt = self._render([_msg("system", "S")], True)[len(self._render([_msg("system", "S")], False)):]
         self._verify()
 
     @classmethod
     def for_model(cls, metadata: dict[str, str], *, bos_token: str = "", eos_token: str = "") -> ChatTemplate:
-        """The model's own template if it renders piecewise, else a built-in one that suits the architecture."""
+        """The model's own template if it renders piecewise, else a built-in one that suits the architecture; a
+        model without a template (a base model) gets a written dialogue whose answers end at the line's end."""
         source = metadata.get("tokenizer.chat_template", "")
-        if source:
-            try:
-                return cls(source, name="gguf", bos_token=bos_token, eos_token=eos_token)
-            except (TemplateError, ValueError, TypeError) as exc:
-                log.warning("the model's chat template cannot render incrementally (%s); using a built-in one", exc)
+        if not source:
+            return cls(TRANSCRIPT_TEMPLATE, name="transcript", bos_token=bos_token, eos_token=eos_token,
+                       stops=("\n",))
+        try:
+            return cls(source, name="gguf", bos_token=bos_token, eos_token=eos_token)
+        except (TemplateError, ValueError, TypeError) as exc:
+            log.warning("the model's chat template cannot render incrementally (%s); using a built-in one", exc)
         if metadata.get("general.architecture", "").startswith("gemma"):
             return cls(GEMMA_TEMPLATE, name="gemma", bos_token=bos_token, eos_token=eos_token)
         return cls(CHATML_TEMPLATE, name="chatml", bos_token=bos_token, eos_token=eos_token)
@@ -102,7 +125,10 @@ class ChatTemplate:
     def piece(self, message: ChatMessage) -> MessagePiece:
         """The rendered piece of one message (its content includes the control line, if any)."""
         head, tail = self._heads[message.role]
-        return MessagePiece(head, message.full_content(), tail)
+        content = message.full_content()
+        if self._spaced[message.role] and content:
+            content = " " + content
+        return MessagePiece(head, content, tail)
 
     def render(self, messages: list[ChatMessage], add_generation_prompt: bool = False) -> str:
         """The whole conversation as one string, exactly the concatenation of its pieces."""
