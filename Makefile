@@ -12,7 +12,8 @@ test: setup
 
 bench: setup
 	. scripts/test-services.sh; .venv/bin/python -m bench
-	.venv/bin/python -m bench.intents.run --split test --spoken
+	.venv/bin/python -m bench.intents.run --split test --spoken --smalltalk
+	.venv/bin/python -m bench.intents.questions
 
 lint: setup
 	.venv/bin/ruff check app engine harness tests bench

@@ -150,3 +150,15 @@ def test_the_matcher_reaches_its_typed_target_on_the_dev_split():
     failures = [f"{o.value}: {c.say!r} -> {h.tool + ' ' + str(h.arguments) if h else None}"
                 for c, o, h in zip(cases, outcomes, hits, strict=True) if o is not Outcome.RIGHT]
     assert share["right"] >= TARGET_TYPED and share["wrong_tool"] <= TARGET_WRONG_TOOL, (share, failures)
+
+
+def test_a_spoken_question_is_judged_by_its_accepted_words():
+    from bench.intents.questions import Question, load_questions, right
+
+    questions = load_questions()
+    assert len(questions) >= 40 and all(q.accept for q in questions)
+    assert len({q.ask for q in questions}) == len(questions)
+    legs = Question("How many legs does a spider have?", ("eight", "8"))
+    assert right(legs, "A spider has 8 legs.") and right(legs, "Eight of them!")
+    assert not right(legs, "Spiders have six legs.") and not right(legs, "It has eighteen legs.")
+    assert right(Question("Who wrote Romeo and Juliet?", ("shakespeare",)), "William Shakespeare's play.")
