@@ -158,6 +158,10 @@ def test_answers_are_rendered_from_the_result() -> None:
                          {}, NOW) == "Okay, I'll remind you tomorrow at 9 AM to water the plants."
     assert render_result(_match("calculate", "calculate", {"expression": "(15/100)*80"}), {"value": 12}, NOW) \
         == "15 percent of 80 is 12."
+    assert render_result(_match("calculate", "calculate", {"expression": "(1/3)*99"}), {"value": 33}, NOW) \
+        == "A third of 99 is 33."
+    assert render_result(_match("calculate", "calculate", {"expression": "(1/2)*250"}), {"value": 125}, NOW) \
+        == "Half of 250 is 125."
     assert render_result(_match("convert_units", "convert_units", {"value": 1, "from_unit": "lb", "to_unit": "oz"}),
                          {"value": 16}, NOW) == "1 pound is 16 ounces."
     assert render_result(_match("current_time", "current_time", {}, "what time is it"),

@@ -91,9 +91,24 @@ def duration(seconds: float) -> str:
     return parts[0] if len(parts) == 1 else ", ".join(parts[:-1]) + " and " + parts[-1]
 
 
+_PART_WORDS = {2: ("half", "halves"), 3: ("third", "thirds"), 4: ("quarter", "quarters"), 5: ("fifth", "fifths"),
+               10: ("tenth", "tenths")}
+
+
+def _fraction_words(numerator: int, denominator: int) -> str:
+    """(1, 3) -> "a third", (2, 3) -> "2 thirds"; other fractions as "1 over 7"."""
+    one, many = _PART_WORDS.get(denominator, ("", ""))
+    if not one:
+        return f"{numerator} over {denominator}"
+    if numerator == 1:
+        return one if denominator == 2 else f"a {one}"  # "half of 250", "a third of 99"
+    return f"{numerator} {many}"
+
+
 def _spoken_expression(expression: str) -> str:
-    text = expression.replace("(", "").replace(")", "")
-    text = re.sub(r"(\d+(?:\.\d+)?)/100\*", r"\1 percent of ", text)
+    text = re.sub(r"\((\d+(?:\.\d+)?)/100\)\*", r"\1 percent of ", expression)
+    text = re.sub(r"\((\d+)/(\d+)\)\*", lambda m: _fraction_words(int(m.group(1)), int(m.group(2))) + " of ", text)
+    text = text.replace("(", "").replace(")", "")
     text = re.sub(r"sqrt", "the square root of ", text)
     for symbol, words in _OPERATOR_WORDS:
         text = text.replace(symbol, words)
@@ -164,7 +179,8 @@ def render_result(match: IntentMatch, result: Any, now: datetime | None = None) 
             return f"Today is {moment:%A, %B} {moment.day}, {moment.year}."
         return f"It's {clock(moment)}."
     if tool == "calculate":
-        return f"{_spoken_expression(str(args.get('expression', '')))} is {number(data.get('value'))}."
+        said = f"{_spoken_expression(str(args.get('expression', '')))} is {number(data.get('value'))}."
+        return said[:1].upper() + said[1:]
     if tool == "convert_units":
         value, got = float(args.get("value", 0)), data.get("value")
         return (f"{number(value)} {_unit(str(args.get('from_unit', '')), value)} is "
