@@ -114,9 +114,11 @@ class Harness:
         """Tasks waiting for the user's yes or no, oldest first."""
         return self.executor.awaiting_confirmation()
 
-    def handle_user_text(self, text: str, source: str = "voice") -> Reply | None:
-        """Act on what the user said or typed: answer the newest pending confirmation, or cancel the newest task.
+    def handle_user_text(self, text: str, source: str = "voice", asked: str | None = None) -> Reply | None:
+        """Act on what the user said or typed: answer a pending confirmation, or cancel the newest task.
 
+        A yes or no answers `asked` (the confirmation the user was asked about last) while it is pending, otherwise
+        the oldest pending one: questions are asked in the order they came, so that is the one being asked.
         Only call this with the user's own words; tool output and the assistant's text must never reach it.
         """
         reply = interpret_reply(text)
@@ -124,7 +126,7 @@ class Harness:
             return None
         waiting = self.pending_confirmations()
         if waiting and reply in ("yes", "no"):
-            self.answer_confirmation(waiting[-1], reply == "yes", source)
+            self.answer_confirmation(asked if asked in waiting else waiting[0], reply == "yes", source)
             return reply
         if reply == "cancel":
             active = self.active_tasks()

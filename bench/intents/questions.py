@@ -15,7 +15,6 @@ more natural voice: what is lost to recognition of a robotic voice, and what to 
 from __future__ import annotations
 
 import argparse
-import os
 import re
 import sys
 import tempfile
@@ -27,6 +26,8 @@ from pathlib import Path
 
 import numpy as np
 import yaml
+
+from bench.intents.smalltalk import throwaway_folders
 
 HERE = Path(__file__).parent
 TARGET_GAP = 0.03
@@ -165,11 +166,7 @@ def run_questions(models: Sequence[str] = DEFAULT_MODELS, limit: int | None = No
     """The question set on each model, in throwaway config, data and log folders."""
     questions = load_questions()[:limit]
     print(f"spoken questions: {len(questions)} questions, typed and spoken, per model")
-    with tempfile.TemporaryDirectory() as home:
-        for name in ("CONFIG", "DATA", "LOG"):
-            folder = Path(home) / name.lower()
-            folder.mkdir()
-            os.environ[f"VENUS_{name}_DIR"] = str(folder)
+    with throwaway_folders():
         for model in models:
             judge_model(model, questions, voice)
 

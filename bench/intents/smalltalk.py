@@ -17,13 +17,14 @@ Targets: leaks 0, loops 0, over-long <= 5 %.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
 import re
 import statistics
 import sys
 import tempfile
 import time
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -208,15 +209,22 @@ def judge_model(model: str, conversations: Sequence[Sequence[str]]) -> dict[str,
     return share
 
 
-def run_smalltalk(models: Sequence[str] = DEFAULT_MODELS, conversations: int | None = None) -> None:
-    """The small-talk set on each model, in throwaway config, data and log folders."""
-    chosen = load_conversations()[:conversations]
-    print(f"small talk: {sum(len(c) for c in chosen)} lines typed into `venus chat`'s session, per model")
+@contextlib.contextmanager
+def throwaway_folders() -> Iterator[Path]:
+    """Venus's config, data and log folders in a temporary folder (VENUS_*_DIR), for a benchmark's sessions."""
     with tempfile.TemporaryDirectory() as home:
         for name in ("CONFIG", "DATA", "LOG"):
             folder = Path(home) / name.lower()
             folder.mkdir()
             os.environ[f"VENUS_{name}_DIR"] = str(folder)
+        yield Path(home)
+
+
+def run_smalltalk(models: Sequence[str] = DEFAULT_MODELS, conversations: int | None = None) -> None:
+    """The small-talk set on each model, in throwaway config, data and log folders."""
+    chosen = load_conversations()[:conversations]
+    print(f"small talk: {sum(len(c) for c in chosen)} lines typed into `venus chat`'s session, per model")
+    with throwaway_folders():
         for model in models:
             judge_model(model, chosen)
 

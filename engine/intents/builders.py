@@ -96,6 +96,13 @@ def _leading_duration(text: str) -> tuple[float, str] | None:
     return None
 
 
+def _holds_duration(text: str) -> bool:
+    """A length of time anywhere in the words ("at 25 minutes below"): no program or file is named so."""
+    words = text.split()
+    return any(parse_duration(" ".join(words[i:i + n])) is not None
+               for n in (2, 3) for i in range(len(words) - n + 1))
+
+
 def timed(slots: Slots, ctx: Context) -> Result:
     """ "start a 25 minute pomodoro", "give me a ten minute break": an activity with its length is a timer."""
     split = _leading_duration(clean_text(slots.get("timed")))
@@ -304,7 +311,7 @@ def open_target(slots: Slots, ctx: Context) -> Result:
     target = re.sub(r"\s+(?:app|application|program|browser window)$", "", _plain(target), flags=re.IGNORECASE)
     if not target or _NOT_OPENABLE.match(target) or len(target.split()) > 5:
         return None  # things in the room, or a sentence that only starts with "open"
-    if _leading_duration(target) is not None or _OWN_THINGS.fullmatch(target):
+    if _holds_duration(target) or _OWN_THINGS.fullmatch(target):
         return None  # "start a 25 minute pomodoro", "start a timer": Venus's own things, not programs
     url = _as_url(target)
     return Built("open", {"target": url or target})
@@ -351,6 +358,8 @@ _EXTENSIONS = {"pdf": "*.pdf", "pdfs": "*.pdf", "word": "*.docx", "text": "*.txt
 def find_files(slots: Slots, ctx: Context) -> Result:
     args: dict[str, Any] = {}
     name = _plain(slots.get("name"))
+    if len(name.split()) > 4:
+        return None  # a file is not named with a sentence ("find my note and out of the end it", misheard)
     if name.lower() in ("my", "the", "all", "any", "some", "these", "those", "all my", "all the"):
         return None  # "look for my spreadsheets" read as a name "my": the reading with the kind of file is right
     if name:

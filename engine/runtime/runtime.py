@@ -197,6 +197,7 @@ class Runtime:
         # the recogniser's other readings of the turn's last segment (for the local intents, when its best reading
         # is not a request they know)
         self._alternatives: tuple[str, ...] = ()
+        self._asked: str | None = None  # the task whose confirmation Venus asked about last
         self._partial = ""
         self._segment_open = False
         self._silence_since: int | None = None
@@ -516,7 +517,7 @@ class Runtime:
         self._alternatives = event.alternatives
         self._last_word_p = event.words[-1].probability if event.words else None
         if self.harness is not None and self._reply is None and self._match_intent(text) is None:
-            reply = self.harness.handle_user_text(text, source="voice")
+            reply = self.harness.handle_user_text(text, source="voice", asked=self._asked)
             self._reply = str(reply) if reply is not None else None
 
     def _on_typed(self, event: ev.UserText) -> None:
@@ -526,7 +527,7 @@ class Runtime:
         self._user_text, self._partial, self._alternatives = [event.text], "", ()
         reply = None
         if self.harness is not None and self._match_intent(event.text) is None:
-            reply = self.harness.handle_user_text(event.text, source="ui")
+            reply = self.harness.handle_user_text(event.text, source="ui", asked=self._asked)
         self._reply = str(reply) if reply is not None else None
         self._end_user_turn(typed=True)
 
@@ -578,7 +579,7 @@ class Runtime:
             self._acknowledge_slow_tasks(now)
         if self._deliveries and self.state == State.LISTENING and not self._segment_open:
             self._maybe_deliver(now)
-        if self.state == State.LISTENING and not self._deliveries and self._resume_at is None \
+        if self.state == State.LISTENING and not self._ready_deliveries() and self._resume_at is None \
                 and not self._segment_open and self._overlap is None and self._inbox.empty() \
                 and not any(not t.acknowledged for t in self._intent_tasks.values()):
             self._idle.set()
@@ -1017,13 +1018,26 @@ class Runtime:
 
     # ---- proactive delivery ---------------------------------------------------------------------------------
 
+    def _ready_deliveries(self) -> list[Any]:
+        # one question at a time: while the confirmation asked last is unanswered, the next one waits, so that a
+        # yes or no can only mean the question just heard
+        if not self._deliveries:
+            return []
+        pending = self.harness.pending_confirmations() if self.harness is not None else []
+        held = self._asked is not None and self._asked in pending
+        return [e for e in self._deliveries
+                if not (held and isinstance(e, ev.ConfirmationRequested) and e.task_id != self._asked)]
+
     def _maybe_deliver(self, now: int) -> None:
-        urgent = next((e for e in self._deliveries if isinstance(e, _URGENT)), None)
+        ready = self._ready_deliveries()
+        if not ready:
+            return
+        urgent = next((e for e in ready if isinstance(e, _URGENT)), None)
         if urgent is None:
             quiet = now - self._last_activity_ms >= self.options.proactive_gap_ms
             if not quiet or self._person_present is False:  # never to an empty room; it waits until they return
                 return
-        event = urgent or self._deliveries[0]
+        event = urgent or ready[0]
         self._deliveries.remove(event)
         if isinstance(event, ev.ReminderFired):
             self._say(f"Excuse me, a reminder: {event.text}")
@@ -1031,9 +1045,10 @@ class Runtime:
             self._say(event.text)
         elif isinstance(event, ev.ConfirmationRequested):
             if event.task_id in (self.harness.pending_confirmations() if self.harness is not None else []):
+                self._asked = event.task_id  # a yes or no from now on answers this one
                 self._say(f"Before I go ahead: {_confirmation_text(event)} Shall I? Say yes or no.")
         else:  # tasks finished or failed: one turn weaves them all in (they are in the context), in words only
-            for other in [e for e in self._deliveries if not isinstance(e, _URGENT)]:
+            for other in [e for e in ready if not isinstance(e, _URGENT) and e is not event and e in self._deliveries]:
                 self._deliveries.remove(other)
             self._respond(actions=(ev.Action.RESPOND,))
 
