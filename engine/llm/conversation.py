@@ -574,7 +574,6 @@ class Conversation:
         return actions[index]
 
     def _end(self, turn: AssistantTurn, text: str, reason: str) -> None:
-        text = text.lstrip()  # a written dialogue's answer starts with the space after "Venus:"
         interrupted = turn._heard is not None
         end = ev.AssistantTurnEnd(
             turn_id=turn.turn_id, text=text, heard_text=turn._heard if interrupted else text,

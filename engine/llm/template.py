@@ -127,7 +127,7 @@ class ChatTemplate:
         head, tail = self._heads[message.role]
         content = message.full_content()
         if self._spaced[message.role] and content:
-            content = " " + content
+            content = " " + content.lstrip()  # an answer written after "Venus:" brings its own space
         return MessagePiece(head, content, tail)
 
     def render(self, messages: list[ChatMessage], add_generation_prompt: bool = False) -> str:
