@@ -116,6 +116,13 @@ def test_the_templates_read_everyday_requests(matcher: IntentMatcher, text: str,
 @pytest.mark.parametrize("text", [
     "Hi", "Who are you?", "What's the weather like?", "Tell me a joke", "Is this your first time doing this?",
     "What is love?", "Open the window", "I need to open the door for my friend", "Create a file called notes.txt",
+    # "tell me" asks for a reminder only with a time: otherwise it is a question ("When should I remind you?" was
+    # the answer to these for one commit)
+    "Tell me about the history of Rome.", "Can you tell me about black holes?", "Let me know about the weather tomorrow",
+    "Tell me that you love me",
+    # a file search, a note or a program only where the words name one
+    "Find me a good restaurant", "Look for the positive", "Find my phone", "Remember when we went to Paris?",
+    "Open your heart", "Can you open up to me?", "Start a conversation with me",
 ])
 def test_conversation_is_left_to_the_model(matcher: IntentMatcher, text: str) -> None:
     assert matcher.match(text, CONTEXT) is None

@@ -136,6 +136,13 @@ def remind(slots: Slots, ctx: Context) -> Result:
     return _reminder(str(slots.get("when") or ""), clean_text(slots.get("text")), ctx)
 
 
+def remind_told(slots: Slots, ctx: Context) -> Result:
+    """ "tell me in ten minutes to ...": a reminder only when a whole time was said; otherwise ("tell me about
+    Rome", "let me know about the weather tomorrow") it is a question for the model, never a clarifying one."""
+    built = remind(slots, ctx)
+    return built if isinstance(built, Built) else None
+
+
 def wake(slots: Slots, ctx: Context) -> Result:
     when_text = str(slots.get("when") or "")
     clock = parse_clock(re.sub(r"^(?:at|for)\s+", "", when_text.strip().lower()))
@@ -237,6 +244,8 @@ def cancel_reminder(slots: Slots, ctx: Context, *, sentence: str = "") -> Result
 
 def create_note(slots: Slots, ctx: Context) -> Result:
     text = clean_text(slots.get("text"))
+    if re.match(r"(?:when|what|how|who|where|why|if|whether)\b", text, re.IGNORECASE):
+        return None  # "remember when we went to Paris?" is a memory to talk about, not a note
     return Built("create_note", {"text": text}) if text else Clarify("What should the note say?")
 
 
@@ -306,12 +315,16 @@ _OWN_THINGS = re.compile(r"(?:(?:a|an|the|new)\s+)?(?:timer|alarm|reminder|note|
                          re.IGNORECASE)
 
 
+# "open up to me", "open your heart", "start a conversation with me": people, not things on the computer
+_NOT_A_THING = re.compile(r"^(?:me|us|you|him|her|yourself|myself)$|^your\s|\bwith (?:me|us|you)$", re.IGNORECASE)
+
+
 def open_target(slots: Slots, ctx: Context) -> Result:
     target = clean_text(slots.get("target"))
     target = re.sub(r"\s+(?:app|application|program|browser window)$", "", _plain(target), flags=re.IGNORECASE)
     if not target or _NOT_OPENABLE.match(target) or len(target.split()) > 5:
         return None  # things in the room, or a sentence that only starts with "open"
-    if _holds_duration(target) or _OWN_THINGS.fullmatch(target):
+    if _holds_duration(target) or _OWN_THINGS.fullmatch(target) or _NOT_A_THING.search(target):
         return None  # "start a 25 minute pomodoro", "start a timer": Venus's own things, not programs
     url = _as_url(target)
     return Built("open", {"target": url or target})
@@ -357,7 +370,7 @@ _EXTENSIONS = {"pdf": "*.pdf", "pdfs": "*.pdf", "word": "*.docx", "text": "*.txt
 
 def find_files(slots: Slots, ctx: Context) -> Result:
     args: dict[str, Any] = {}
-    name = _plain(slots.get("name"))
+    name = _plain(slots.get("name") or slots.get("kind"))
     if len(name.split()) > 4:
         return None  # a file is not named with a sentence ("find my note and out of the end it", misheard)
     if name.lower() in ("my", "the", "all", "any", "some", "these", "those", "all my", "all the"):
@@ -395,7 +408,8 @@ def cancel_task(slots: Slots, ctx: Context) -> Result:
 
 BUILDERS: dict[str, Callable[..., Result]] = {
     "set_timer": set_timer, "set_timer_ask": set_timer_ask, "timed": timed, "remind": remind, "wake": wake,
-    "remind_ask": remind_ask, "list_reminders": list_reminders, "cancel_reminder": cancel_reminder,
+    "remind_ask": remind_ask, "remind_told": remind_told, "list_reminders": list_reminders,
+    "cancel_reminder": cancel_reminder,
     "create_note": create_note, "create_note_ask": create_note_ask, "search_notes": search_notes,
     "current_time": current_time, "calculate": calculate, "calculate_verbs": calculate_verbs,
     "convert_units": convert_units, "open": open_target, "open_site": open_site, "read_clipboard": read_clipboard,
@@ -405,6 +419,7 @@ BUILDERS: dict[str, Callable[..., Result]] = {
 # Builders that also read the whole sentence (a word the templates match literally, such as "timer").
 NEEDS_SENTENCE = frozenset({"calculate_verbs", "cancel_reminder"})
 # The tool each intent leads to (for a Clarify, which tool the question is about).
-TOOL_OF = {"set_timer_ask": "set_timer", "timed": "set_timer", "remind": "set_reminder", "wake": "set_reminder",
+TOOL_OF = {"set_timer_ask": "set_timer", "timed": "set_timer", "remind": "set_reminder", "remind_told": "set_reminder",
+           "wake": "set_reminder",
            "remind_ask": "set_reminder", "create_note_ask": "create_note", "calculate_verbs": "calculate",
            "open_site": "open"}
