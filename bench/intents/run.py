@@ -162,6 +162,29 @@ def transcribe_all(cases: Sequence[Case], progress: Callable[[int], None] | None
     return texts, others
 
 
+def hint_cost(cases: Sequence[Case], rounds: int = 3) -> tuple[float, float]:
+    """Median decode time (ms) of the words that end a turn, without and with the request hint, measured
+    interleaved on the same clips (the machine is shared and noisy: only the ratio means much)."""
+    from engine.asr import REQUEST_HINT
+    from engine.audio import make_transcriber
+    from engine.settings import Settings
+
+    settings = Settings()
+    transcriber = make_transcriber(settings)
+    transcriber.warm_up()
+    with tempfile.TemporaryDirectory() as folder:
+        clips = [np.concatenate([_PAD, synthesize(c.speech, Path(folder) / f"{i}.wav"), _PAD])
+                 for i, c in enumerate(cases[:30])]
+    times: dict[str, list[float]] = {"": [], REQUEST_HINT: []}
+    for _ in range(rounds):
+        for clip in clips:
+            for hint in times:
+                started = time.perf_counter()
+                transcriber.transcribe(clip, word_timestamps=True, beam_size=settings.asr.turn_beam_size, hint=hint)
+                times[hint].append((time.perf_counter() - started) * 1e3)
+    return statistics.median(times[""]), statistics.median(times[REQUEST_HINT])
+
+
 def load_matcher() -> Any:
     """The English matcher, or None (with the reason printed) while engine.intents is not there."""
     try:
@@ -211,6 +234,9 @@ def main(argv: Sequence[str] | None = None) -> int:
               f"right among those {right_exact}/{sum(exact)}, among the others {right_other}/{len(cases) - sum(exact)}")
         print(f"  right typed but not spoken: {lost}; right spoken but not typed: "
               f"{sum(s is Outcome.RIGHT and t is not Outcome.RIGHT for t, s in zip(outcomes, spoken, strict=True))}")
+        plain, hinted = hint_cost(cases)
+        print(f"  decode of the words that end a turn (30 clips x 3, interleaved): median {plain:.0f} ms without the "
+              f"request hint, {hinted:.0f} ms with it ({hinted / plain:.2f}x)")
         for voice in VOICES:
             picked = [s for s, c in zip(spoken, cases, strict=True) if voice_for(c.speech) == voice]
             if picked:

@@ -469,10 +469,9 @@ def parse_when(text: str, now: datetime) -> When | None:
     if day_text in ("tonight", "this evening", "this afternoon", "this morning"):
         part = {"tonight": "pm", "this evening": "pm", "this afternoon": "pm", "this morning": "am"}[day_text]
         clock_text, day_text = f"{clock_text} {part}", "today"
-    if day_text.endswith((" morning", " evening", " afternoon", " night")):  # "tomorrow morning at 8"
+    if day_text.endswith((" morning", " evening", " afternoon", " night")):  # "may 12th morning at 8"
         day_text, _, part = day_text.rpartition(" ")
-        clock_text = f"{clock_text} in the {part}"
-    if part:
+    if part:  # the part of the day goes with the clock, once
         clock_text = f"{clock_text} in the {part}"
     clock = parse_clock(clock_text)
     if clock is None:
