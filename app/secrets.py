@@ -1,33 +1,38 @@
 """API keys and MCP secret env values live in the OS keyring, never in settings.json.
 
 Settings hold only a reference, `keyring:<name>`, where a secret belongs; `resolve_env` swaps references for
-the stored values when a server is started.
+the stored values when a server is started. Every secret read or stored here is masked in logs from then on,
+and `move_to_keyring` turns secrets written in clear in settings into references.
 """
 
 from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
 
 import keyring
 from keyring.errors import KeyringError, PasswordDeleteError
 
 from engine.errors import SecretError
+from engine.secrets import KEYRING_SERVICE as SERVICE
+from engine.secrets import SECRET_PREFIX as SECRET_REF_PREFIX
+from engine.secrets import (
+    PlaintextSecret,
+    find_plaintext_secrets,
+    mask_secret,
+    mcp_secret_name,
+    secret_ref,
+    with_keyring_refs,
+)
 
-SERVICE = "venus"
-SECRET_REF_PREFIX = "keyring:"
+__all__ = ["SECRET_REF_PREFIX", "SERVICE", "PlaintextSecret", "api_key_name", "delete_secret", "find_plaintext_secrets",
+           "get_secret", "keyring_usable", "mcp_secret_name", "move_to_keyring", "resolve_env", "secret_ref",
+           "set_secret"]
 
 
 def api_key_name(provider: str) -> str:
     """Keyring name of an API key (e.g. 'remote-llm')."""
     return f"api-key:{provider}"
-
-
-def mcp_secret_name(server: str, env_key: str) -> str:
-    """Keyring name of one secret env value of an MCP server."""
-    return f"mcp:{server}:{env_key}"
-
-
-def secret_ref(name: str) -> str:
-    """What the settings file stores in place of the secret."""
-    return f"{SECRET_REF_PREFIX}{name}"
 
 
 def _fix() -> str:
@@ -42,14 +47,18 @@ def set_secret(name: str, value: str) -> None:
         keyring.set_password(SERVICE, name, value)
     except KeyringError as exc:
         raise SecretError(f"could not store {name!r} in the OS keyring ({exc})", fix=_fix()) from exc
+    mask_secret(value)
 
 
 def get_secret(name: str) -> str | None:
     """A stored secret, or None when there is none."""
     try:
-        return keyring.get_password(SERVICE, name)
+        value = keyring.get_password(SERVICE, name)
     except KeyringError as exc:
         raise SecretError(f"could not read {name!r} from the OS keyring ({exc})", fix=_fix()) from exc
+    if value:
+        mask_secret(value)
+    return value
 
 
 def delete_secret(name: str) -> None:
@@ -80,3 +89,12 @@ def resolve_env(env: dict[str, str]) -> dict[str, str]:
             value = secret
         resolved[key] = str(value)
     return resolved
+
+
+def move_to_keyring(servers: Mapping[str, Any]) -> tuple[dict[str, Any], list[PlaintextSecret]]:
+    """Store every secret written in clear in `mcpServers` in the keyring; returns the servers with references
+    in their place, and what moved. SecretError (nothing changed in settings) when the keyring refuses one."""
+    found = find_plaintext_secrets(servers)
+    for secret in found:
+        set_secret(secret.keyring_name, secret.value)
+    return with_keyring_refs(servers, found), found

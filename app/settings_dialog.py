@@ -1,6 +1,7 @@
 """The settings dialog: every section of engine.settings.Settings, validated by pydantic before saving.
 
 Secrets (API keys, MCP secret env values) go to the OS keyring; the file gets only `keyring:` references.
+Secrets found written in clear are named at the bottom, and "Move to keyring" moves them and rewrites the file.
 Device probing and test tones run on worker threads, never on the UI thread.
 """
 
@@ -27,12 +28,13 @@ from PySide6.QtWidgets import (
 )
 
 from app.device_checks import CheckResult, SystemDeviceChecks
-from app.secrets import api_key_name, delete_secret, set_secret
+from app.secrets import PlaintextSecret, api_key_name, delete_secret, set_secret
 from app.settings_form import SectionForm
 from app.settings_models import ModelsPanel
 from app.settings_pages import ApiKeysPage, McpPage, ToolsPage
 from app.widgets import LevelMeter
 from engine.errors import SecretError
+from engine.secrets import plaintext_warning, with_keyring_refs
 from engine.settings import Settings, save_settings
 
 _FORM_SECTIONS = {  # settings section -> tab title
@@ -89,6 +91,7 @@ class SettingsDialog(QDialog):
         self.tools = ToolsPage(dict(settings.harness.permissions), list(settings.harness.allowed_folders))
         pages["harness"].addWidget(self.tools, 1)
         self.mcp = McpPage(dict(settings.harness.mcp_servers))
+        self.mcp.secrets_moved.connect(self._save_moved_secrets)
         self.tabs.addTab(self.mcp, "MCP servers")
         self.api_keys = ApiKeysPage()
         self.tabs.addTab(self.api_keys, "API keys")
@@ -105,6 +108,8 @@ class SettingsDialog(QDialog):
         layout.addWidget(self.error)
         layout.addWidget(self.buttons)
         self.resize(720, 560)
+        if found := self.mcp.plaintext_secrets():
+            self.error.setText(f"⚠ {plaintext_warning(found)}: MCP servers → Move to keyring.")
 
     # ---- models ----------------------------------------------------------------------------------------------
 
@@ -263,3 +268,12 @@ class SettingsDialog(QDialog):
         self.settings_saved.emit(settings)
         self.accept()
         return True
+
+    def _save_moved_secrets(self, moved: list[PlaintextSecret]) -> None:
+        """Write the file at once with the moved secrets as references; every other edit stays unsaved."""
+        on_disk = self.original.model_copy(deep=True)
+        on_disk.harness.mcp_servers = with_keyring_refs(on_disk.harness.mcp_servers, moved)
+        save_settings(on_disk, self.settings_path)
+        self.original = on_disk
+        self.error.clear()
+        self.settings_saved.emit(on_disk)  # the window must not keep (and later save) the secrets in clear

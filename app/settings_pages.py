@@ -25,12 +25,23 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from app.secrets import SECRET_REF_PREFIX, get_secret, mcp_secret_name, resolve_env, secret_ref
+from app.secrets import (
+    SECRET_REF_PREFIX,
+    PlaintextSecret,
+    find_plaintext_secrets,
+    get_secret,
+    mcp_secret_name,
+    move_to_keyring,
+    resolve_env,
+    secret_ref,
+)
 from engine.errors import SecretError
+from engine.secrets import MIN_SECRET_LENGTH, PROCESS_REDACTOR, Redactor, looks_secret, plaintext_warning
 
 PERMISSION_LEVELS = ("allow", "ask", "off")
 API_KEY_PROVIDERS = {"remote-llm": "OpenAI-compatible endpoint", "web-search": "Web search"}
 MCP_TEST_TIMEOUT_S = 10.0
+MCP_TEST_STDERR_CHARS = 200  # the most of a failed server's last stderr line shown after a test
 
 
 def _button(text: str, accessible: str) -> QPushButton:
@@ -117,6 +128,7 @@ class McpPage(QWidget):
     """MCP servers as the usual `mcpServers` JSON, secret env values kept apart for the keyring, and a test."""
 
     test_finished = Signal(str, bool, str)  # server, ok, message (emitted from the test thread)
+    secrets_moved = Signal(list)  # the PlaintextSecrets "Move to keyring" just stored in the keyring
 
     def __init__(self, servers: dict[str, dict[str, Any]], parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -136,8 +148,13 @@ class McpPage(QWidget):
         self.result = QLabel()
         self.result.setWordWrap(True)
         self.result.setAccessibleName("MCP test result")
+        self.plaintext = QLabel()
+        self.plaintext.setWordWrap(True)
+        self.plaintext.setAccessibleName("Secrets written in clear")
+        self.move_button = _button("Move to keyring", "Move the secrets written in clear into the OS keyring")
+        self.move_button.clicked.connect(self.move_secrets_to_keyring)
         self.test_finished.connect(self._show_test)
-        self.editor.textChanged.connect(self._refresh_servers)
+        self.editor.textChanged.connect(self._refresh_from_editor)
         form = QFormLayout()
         form.addRow("Server", self.server_box)
         form.addRow("Env variable", self.env_key)
@@ -149,16 +166,25 @@ class McpPage(QWidget):
         layout = QVBoxLayout(self)
         layout.addWidget(QLabel('Servers: {"name": {"command": "...", "args": [...], "env": {...}}}'))
         layout.addWidget(self.editor, 1)
+        warning = QHBoxLayout()
+        warning.addWidget(self.plaintext, 1)
+        warning.addWidget(self.move_button)
+        layout.addLayout(warning)
         layout.addLayout(form)
         layout.addLayout(buttons)
         layout.addWidget(self.result)
-        self._refresh_servers()
+        self._refresh_from_editor()
 
-    def _refresh_servers(self) -> None:
+    def _refresh_from_editor(self) -> None:
         try:
-            names = list(self.parsed())
+            servers = self.parsed()
         except ValueError:
             return
+        found = find_plaintext_secrets(servers)
+        self.plaintext.setText(f"⚠ {plaintext_warning(found)}." if found else "")
+        self.plaintext.setHidden(not found)
+        self.move_button.setHidden(not found)
+        names = list(servers)
         current = self.server_box.currentText()
         self.server_box.clear()
         self.server_box.addItems(names)
@@ -193,6 +219,25 @@ class McpPage(QWidget):
         self.editor.setPlainText(json.dumps(servers, indent=2))
         self.server_box.setCurrentText(server)
 
+    def plaintext_secrets(self) -> list[PlaintextSecret]:
+        """Env and header values in the editor that look like credentials written in clear."""
+        try:
+            return find_plaintext_secrets(self.parsed())
+        except ValueError:
+            return []
+
+    def move_secrets_to_keyring(self) -> list[PlaintextSecret]:
+        """Store every secret written in clear in the keyring now and leave `keyring:` references in the JSON."""
+        try:
+            servers, moved = move_to_keyring(self.parsed())
+        except (ValueError, SecretError) as exc:
+            self.result.setText(f"Not moved: {exc}")
+            return []
+        self.editor.setPlainText(json.dumps(servers, indent=2))
+        self.result.setText(f"✔ {len(moved)} secret(s) moved into the keyring; the settings keep keyring: references.")
+        self.secrets_moved.emit(moved)
+        return moved
+
     def _on_add_secret(self) -> None:
         try:
             self.add_secret(self.server_box.currentText(), self.env_key.text().strip(), self.env_value.text())
@@ -216,29 +261,46 @@ class McpPage(QWidget):
         return {**stored, **resolved}
 
     def _run_test(self, server: str) -> None:
+        masker = Redactor()  # the secrets this test hands the server, stored or not yet
         try:
             spec = self.parsed()[server]
             if "command" not in spec:
                 raise ValueError("only stdio servers (with a command) can be tested here")
-            env = {**os.environ, **self._env_for(spec.get("env", {}))}
+            raw_env = spec.get("env", {})
+            server_env = self._env_for(raw_env)
+            for key, value in server_env.items():
+                secret = str(raw_env[key]).startswith(SECRET_REF_PREFIX) or looks_secret(key, value)
+                if secret and len(value) >= MIN_SECRET_LENGTH:
+                    masker.add(value)
             request = {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
                 "protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "venus", "version": "0.1"}}}
             proc = subprocess.run([spec["command"], *map(str, spec.get("args", []))], input=json.dumps(request) + "\n",
-                                  capture_output=True, text=True, env=env, timeout=MCP_TEST_TIMEOUT_S)
+                                  capture_output=True, text=True, env={**os.environ, **server_env},
+                                  timeout=MCP_TEST_TIMEOUT_S)
             for line in proc.stdout.splitlines():
                 reply = json.loads(line) if line.strip().startswith("{") else {}
                 if reply.get("id") == 1 and "result" in reply:
                     info = reply["result"].get("serverInfo", {})
                     self.test_finished.emit(server, True, f"{server} answered: {info.get('name', '?')} {info.get('version', '')}".strip())
                     return
-            raise ValueError(f"no initialize reply (exit code {proc.returncode}; stderr: {proc.stderr.strip()[-200:]})")
+            message = _no_answer(server, proc)
         except subprocess.TimeoutExpired:
-            self.test_finished.emit(server, False, f"{server} did not answer within {MCP_TEST_TIMEOUT_S:.0f} s")
+            message = f"{server} did not answer within {MCP_TEST_TIMEOUT_S:.0f} s"
         except (OSError, ValueError, KeyError, SecretError) as exc:
-            self.test_finished.emit(server, False, f"{server} failed: {exc}")
+            message = f"{server} failed: {exc}"
+        self.test_finished.emit(server, False, PROCESS_REDACTOR.scrub_text(masker.scrub_text(message)))
 
     def _show_test(self, server: str, ok: bool, message: str) -> None:
         self.result.setText(("✔ " if ok else "✘ ") + message)
+
+
+def _no_answer(server: str, proc: subprocess.CompletedProcess[str]) -> str:
+    """Why a test got no MCP reply, in a sentence: the exit code and the server's last word on stderr, if any."""
+    lines = [line.strip() for line in proc.stderr.splitlines() if line.strip()]
+    said = f": {lines[-1][:MCP_TEST_STDERR_CHARS]}" if lines else ""
+    if proc.returncode != 0:
+        return f"{server} stopped with exit code {proc.returncode} before answering{said}"
+    return f"{server} ended without answering the MCP handshake{said}"
 
 
 class ApiKeysPage(QWidget):

@@ -10,8 +10,13 @@ import subprocess
 import sys
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from engine import paths
+from engine.secrets import find_plaintext_secrets, plaintext_warning
+
+if TYPE_CHECKING:
+    from engine.settings import Settings
 
 
 @dataclass(frozen=True)
@@ -154,19 +159,28 @@ def _database() -> Check:
     return Check("database", "ok", f"{db}, schema {version or 'not created yet'}")
 
 
-def _settings() -> Check:
+def _settings() -> list[Check]:
     from engine.settings import load_settings
 
     result = load_settings()
     if result.problem:
-        return Check("settings", "warn", result.problem, "fix the field named, or delete the file")
-    return Check("settings", "ok", str(paths.settings_file()))
+        return [Check("settings", "warn", result.problem, "fix the field named, or delete the file")]
+    return [Check("settings", "ok", str(paths.settings_file())), _secrets_in(result.settings)]
+
+
+def _secrets_in(settings: Settings) -> Check:
+    """Warn about credentials written in clear in the settings file (they belong in the keyring)."""
+    found = find_plaintext_secrets(settings.harness.mcp_servers)
+    if not found:
+        return Check("secrets", "ok", "the settings file holds only keyring: references")
+    return Check("secrets", "warn", f"{plaintext_warning(found)} ({paths.settings_file()})",
+                 "open Settings → MCP servers and press 'Move to keyring' (each becomes a keyring:NAME reference)")
 
 
 def run_checks() -> list[Check]:
     """Every check, in report order."""
     checks = _python_and_os() + [_cpu()] + _llama() + _packages() + _audio() + [_cameras()]
-    checks += _models() + [_keyring(), _settings(), _database()]
+    checks += _models() + [_keyring(), *_settings(), _database()]
     checks.append(Check("folders", "ok", f"models {paths.models_dir()}; logs {paths.log_dir()}; config {paths.config_dir()}"))
     return checks
 

@@ -1,4 +1,8 @@
-"""Logging: a rotating file in the user log folder, and the console only with --verbose."""
+"""Logging: a rotating file in the user log folder, and the console only with --verbose.
+
+Every line is masked twice before it is written: known secrets (engine.secrets) and anything that looks like a
+credential. The mask covers the whole formatted line, so tracebacks and their chained causes are masked too.
+"""
 
 from __future__ import annotations
 
@@ -8,6 +12,7 @@ import re
 import sys
 
 from engine import paths
+from engine.secrets import PROCESS_REDACTOR, install_log_redaction
 
 _SECRET_PATTERNS = [
     re.compile(r"(?i)(api[_-]?key|token|secret|password|authorization)([\"']?\s*[:=]\s*[\"']?)([^\s\"',}]+)"),
@@ -15,17 +20,19 @@ _SECRET_PATTERNS = [
 ]
 
 
-class RedactSecrets(logging.Filter):
-    """Mask anything that looks like a credential, as a second line of defence behind the keyring."""
+def redact_text(text: str) -> str:
+    """`text` with known secrets and credential-looking values (api_key=..., Bearer ...) masked."""
+    text = PROCESS_REDACTOR.scrub_text(text)
+    for pattern in _SECRET_PATTERNS:
+        text = pattern.sub(lambda m: m.group(1) + (m.group(2) if m.lastindex == 3 else "") + "***", text)
+    return text
 
-    def filter(self, record: logging.LogRecord) -> bool:
-        message = record.getMessage()
-        redacted = message
-        for pattern in _SECRET_PATTERNS:
-            redacted = pattern.sub(lambda m: m.group(1) + (m.group(2) if m.lastindex == 3 else "") + "***", redacted)
-        if redacted != message:
-            record.msg, record.args = redacted, None
-        return True
+
+class RedactingFormatter(logging.Formatter):
+    """Formats a record, then masks secrets in the whole result: message, traceback, causes and stack."""
+
+    def format(self, record: logging.LogRecord) -> str:
+        return redact_text(super().format(record))
 
 
 def setup_logging(verbose: bool = False) -> logging.Logger:
@@ -33,19 +40,17 @@ def setup_logging(verbose: bool = False) -> logging.Logger:
     root = logging.getLogger()
     if getattr(root, "_venus_configured", False):
         return root
+    install_log_redaction(PROCESS_REDACTOR)  # other handlers (Qt, tests, libraries') get masked records too
     root.setLevel(logging.DEBUG)
-    fmt = logging.Formatter("%(asctime)s %(levelname)-7s %(threadName)s %(name)s: %(message)s")
     file_handler = logging.handlers.RotatingFileHandler(
         paths.log_dir() / "venus.log", maxBytes=5 * 1024 * 1024, backupCount=3, encoding="utf-8"
     )
     file_handler.setLevel(logging.DEBUG if verbose else logging.INFO)
-    file_handler.setFormatter(fmt)
-    file_handler.addFilter(RedactSecrets())
+    file_handler.setFormatter(RedactingFormatter("%(asctime)s %(levelname)-7s %(threadName)s %(name)s: %(message)s"))
     root.addHandler(file_handler)
     console = logging.StreamHandler(sys.stderr)
     console.setLevel(logging.DEBUG if verbose else logging.WARNING)
-    console.setFormatter(logging.Formatter("%(levelname)s %(name)s: %(message)s"))
-    console.addFilter(RedactSecrets())
+    console.setFormatter(RedactingFormatter("%(levelname)s %(name)s: %(message)s"))
     root.addHandler(console)
     root._venus_configured = True  # type: ignore[attr-defined]
     return root

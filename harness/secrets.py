@@ -1,89 +1,25 @@
-"""Secrets live only in the OS keyring; whatever the harness fetched is scrubbed from logs, rows and events."""
+"""Secrets live only in the OS keyring; whatever the harness fetched is scrubbed from logs, rows and events.
+
+The masker itself lives in engine.secrets (the engine masks the remote API key too); its names are re-exported here.
+"""
 
 from __future__ import annotations
-
-import logging
-import threading
-from typing import Any
 
 import keyring
 import keyring.errors
 
 from engine.errors import SecretError
+from engine.secrets import (
+    KEYRING_SERVICE,
+    MASK,
+    PROCESS_REDACTOR,
+    SECRET_PREFIX,
+    Redactor,
+    install_log_redaction,
+)
 
-KEYRING_SERVICE = "venus"  # every Venus secret is stored under this service name
-SECRET_PREFIX = "keyring:"  # an `env` value "keyring:NAME" in settings means "the secret NAME from the keyring"
-MASK = "«secret»"
-
-
-class Redactor:
-    """Remembers secret values and replaces them wherever they would leave the process in text."""
-
-    def __init__(self) -> None:
-        self._values: set[str] = set()
-        self._lock = threading.Lock()
-
-    def add(self, value: str) -> None:
-        """Start masking `value` (values shorter than 4 characters would mask ordinary text and are refused)."""
-        if len(value) < 4:
-            raise ValueError("a secret shorter than 4 characters cannot be masked safely; use a longer one")
-        with self._lock:
-            self._values.add(value)
-
-    @property
-    def active(self) -> bool:
-        """True once at least one secret is known."""
-        return bool(self._values)
-
-    def scrub_text(self, text: str) -> str:
-        """`text` with every known secret replaced by a mask."""
-        with self._lock:
-            values = sorted(self._values, key=len, reverse=True)
-        for value in values:
-            if value in text:
-                text = text.replace(value, MASK)
-        return text
-
-    def scrub(self, data: Any) -> Any:
-        """A copy of JSON-like `data` with secrets masked in every string (keys included)."""
-        if not self._values:
-            return data
-        if isinstance(data, str):
-            return self.scrub_text(data)
-        if isinstance(data, dict):
-            return {self.scrub(k): self.scrub(v) for k, v in data.items()}
-        if isinstance(data, list | tuple):
-            return type(data)(self.scrub(v) for v in data)
-        return data
-
-
-_installed: set[int] = set()
-
-
-def install_log_redaction(redactor: Redactor) -> None:
-    """Mask known secrets in every log record of the process, whatever logger or handler it goes through."""
-    if id(redactor) in _installed:
-        return
-    _installed.add(id(redactor))
-    previous = logging.getLogRecordFactory()
-
-    def factory(*args: Any, **kwargs: Any) -> logging.LogRecord:
-        record = previous(*args, **kwargs)
-        if redactor.active:
-            message = record.getMessage()
-            clean = redactor.scrub_text(message)
-            if clean != message:
-                record.msg, record.args = clean, None
-            if record.exc_info and record.exc_info[1] is not None:
-                text = redactor.scrub_text(str(record.exc_info[1]))
-                if text != str(record.exc_info[1]):
-                    record.msg, record.exc_info = f"{record.msg} ({text})", None
-        return record
-
-    logging.setLogRecordFactory(factory)
-
-
-PROCESS_REDACTOR = Redactor()  # secrets are process-wide: one redactor serves every Harness in the process
+__all__ = ["KEYRING_SERVICE", "MASK", "PROCESS_REDACTOR", "SECRET_PREFIX", "Redactor", "SecretVault",
+           "install_log_redaction"]
 
 
 class SecretVault:

@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 import threading
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Literal
 
 import httpx
@@ -18,6 +18,7 @@ import httpx
 from engine.errors import BackendError
 from engine.llm.backend import FinishInfo, GenerateRequest, SyncStats, TokenStream
 from engine.llm.template import ChatMessage
+from engine.secrets import PROCESS_REDACTOR, mask_secret
 
 
 @dataclass(frozen=True)
@@ -29,13 +30,16 @@ class RemoteOptions:
     timeout_s: float = 60.0  # longest wait for the next streamed piece
     connect_timeout_s: float = 5.0  # longest wait to connect
     constraint: Literal["json_object", "json_schema", "grammar"] = "json_object"  # how decisions are constrained
-    api_key: str = ""  # bearer token, if the server wants one (pass it from the keyring, never from settings)
+    # bearer token, if the server wants one (from the keyring, never from settings); masked, and not in repr
+    api_key: str = field(default="", repr=False)
 
     def __post_init__(self) -> None:
         if not self.base_url.startswith(("http://", "https://")):
             raise ValueError(f"base_url must start with http:// or https://, got {self.base_url!r}")
         if self.timeout_s <= 0 or self.connect_timeout_s <= 0:
             raise ValueError("timeout_s and connect_timeout_s must be positive")
+        if self.api_key:
+            mask_secret(self.api_key)  # from here on it never reaches a log, a notice or the timeline
 
     @classmethod
     def from_settings(cls, llm: Any, api_key: str = "") -> RemoteOptions:
@@ -96,7 +100,10 @@ class RemoteBackend:
         if wire and wire[-1].role == "assistant":
             wire = wire[:-1]  # an open assistant turn cannot be continued through the chat API
         body: dict[str, Any] = {
-            "messages": [{"role": m.role, "content": m.content} for m in wire if m.role != "assistant" or m.content],
+            # data (tool output, camera text) goes as a user turn: the "tool" role needs a tool call id, and it
+            # is never sent as system, which is Venus's own
+            "messages": [{"role": "user" if m.role == "tool" else m.role, "content": m.content}
+                         for m in wire if m.role != "assistant" or m.content],
             "stream": True,
             "max_tokens": request.max_tokens,
             "temperature": request.temperature,
@@ -130,8 +137,8 @@ class RemoteBackend:
                     self._active[stream] = response
                 if response.status_code != 200:
                     detail = response.read().decode("utf-8", "replace")[:300]
-                    raise BackendError(f"{url} answered HTTP {response.status_code}: {detail}",
-                                       fix="check llm.remote_url and llm.remote_model in settings")
+                    raise _error(f"{url} answered HTTP {response.status_code}: {detail}",
+                                 "check llm.remote_url, llm.remote_model and the API key in settings")
                 for line in response.iter_lines():
                     if stream.cancelled.is_set():
                         finish.reason = "cancelled"
@@ -156,14 +163,21 @@ class RemoteBackend:
             if stream.cancelled.is_set():
                 finish.reason = "cancelled"
             elif isinstance(exc, httpx.TimeoutException):
-                error = BackendError(f"{url} did not answer within {self.options.timeout_s:g} s ({type(exc).__name__})",
-                                     fix="check that the server is running, or raise llm.remote_timeout_s")
+                error = _error(f"{url} did not answer within {self.options.timeout_s:g} s ({type(exc).__name__})",
+                               "check that the server is running, or raise llm.remote_timeout_s", exc)
                 finish.reason = f"error: {error}"
             else:
-                error = BackendError(f"talking to {url} failed: {exc}",
-                                     fix="check llm.remote_url in settings and that the server is reachable")
+                error = _error(f"talking to {url} failed: {exc}",
+                               "check llm.remote_url in settings and that the server is reachable", exc)
                 finish.reason = f"error: {error}"
         finally:
             with self._lock:
                 self._active.pop(stream, None)
             stream.close(finish, error)
+
+
+def _error(message: str, fix: str, cause: BaseException | None = None) -> BackendError:
+    """A BackendError with known secrets masked (a server may echo the key back); `cause` stays chained."""
+    error = BackendError(PROCESS_REDACTOR.scrub_text(message), fix=fix)
+    error.__cause__ = cause
+    return error
