@@ -22,7 +22,7 @@ os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 import httpx  # noqa: E402
 import keyring  # noqa: E402
 import pytest  # noqa: E402
-from harness_support import make_harness, wait_final  # noqa: E402
+from harness_support import make_harness, wait_final, wait_until  # noqa: E402
 from PySide6.QtCore import Qt  # noqa: E402
 
 from app.secrets import SERVICE, keyring_usable  # noqa: E402
@@ -167,6 +167,8 @@ def test_mcp_env_secret_never_reaches_the_timeline_or_task_rows(venus_log):
     try:
         harness, timeline = make_harness(mcp_servers=_mcp_server_with_secret(name))
         try:
+            wait_until(lambda: "vault__reveal_env" in {s["name"] for s in harness.tool_specs()}, timeout_s=30,
+                       what="the vault server's tools")  # MCP servers may start in the background
             revealed = wait_final(timeline, harness.submit("vault__reveal_env", {"name": "API_TOKEN"}))
             failed = wait_final(timeline, harness.submit("vault__add", {"a": value, "b": 1}))
             harness.flush()
