@@ -1,4 +1,4 @@
-"""The `venus` command: the desktop app by default, plus chat, duplex, doctor and models subcommands.
+"""The `venus` command: the desktop app by default, plus chat, duplex, doctor, models and tools subcommands.
 
 Nothing heavy is imported until a subcommand needs it, so `venus --help` and `venus doctor` stay quick.
 """
@@ -40,7 +40,7 @@ def _cmd_doctor(args: argparse.Namespace) -> int:
 
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser for every subcommand."""
-    from app.commands import chat, duplex, models
+    from app.commands import chat, duplex, models, tools
 
     parser = argparse.ArgumentParser(prog="venus", description="Venus, a local full-duplex voice and video assistant.")
     parser.add_argument("-v", "--verbose", action="store_true", help="log debug detail to the console too")
@@ -51,6 +51,7 @@ def build_parser() -> argparse.ArgumentParser:
     duplex.add_parser(sub)
     sub.add_parser("doctor", help="check this machine, the models and the settings").set_defaults(func=_cmd_doctor)
     models.add_parser(sub)
+    tools.add_parser(sub)
     return parser
 
 

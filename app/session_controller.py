@@ -90,10 +90,16 @@ class SessionController:
         self.runtime.set_camera(enabled)
 
     def apply_settings(self, settings: Settings) -> None:
-        """Keep the new settings; the running models and devices pick them up at the next start."""
+        """Keep the new settings; tool permissions apply at once, models and devices at the next start."""
         self.settings = settings
-        self.timeline.append(SystemNotice(code="settings-saved",
-                                          text="Settings saved; model, voice and device changes apply when Venus restarts"))
+        harness = self.session.harness
+        if harness is not None:
+            from engine.llm.control import as_tool_specs
+
+            harness.set_permissions(dict(settings.harness.permissions))
+            self.session.conversation.tools = as_tool_specs(harness.tool_specs())  # a tool turned off is not offered
+        self.timeline.append(SystemNotice(code="settings-saved", text=(
+            "Settings saved; tool permissions apply now, model, voice and device changes when Venus restarts")))
 
     def close(self) -> None:
         """Shut the session down (loop, voice, harness, camera, timeline store)."""

@@ -20,7 +20,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from engine.settings import HarnessSettings  # noqa: E402
 from engine.timeline import Timeline  # noqa: E402
 from engine.timeline.events import Event, Kind  # noqa: E402
-from harness import Harness, Tool, ToolContext, ToolOutput, ToolSpec  # noqa: E402
+from harness import Harness, Permission, Tool, ToolContext, ToolOutput, ToolSpec  # noqa: E402
 
 
 def _noop(arguments: dict, ctx: ToolContext) -> ToolOutput:
@@ -29,7 +29,8 @@ def _noop(arguments: dict, ctx: ToolContext) -> ToolOutput:
 
 
 NOOP = Tool(ToolSpec(name="noop", description="Do nothing (benchmark).",
-                     parameters={"type": "object", "properties": {"n": {"type": "integer"}}}), _noop)
+                     parameters={"type": "object", "properties": {"n": {"type": "integer"}}},
+                     permission=Permission.ALLOW), _noop)
 
 
 def main() -> None:

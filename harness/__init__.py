@@ -3,7 +3,7 @@
 from harness.executor import ExecutorOptions, TaskExecutor
 from harness.harness import Harness
 from harness.mcp_bridge import MCPServerConfig, MCPServerConnection
-from harness.replies import Reply, interpret_reply, render_untrusted
+from harness.replies import Reply, interpret_reply
 from harness.sandbox import AllowedRoots
 from harness.secrets import KEYRING_SERVICE, SECRET_PREFIX, Redactor, SecretVault
 from harness.store import TaskRecord, TaskState, TaskStore
@@ -22,5 +22,5 @@ __all__ = [
     "KEYRING_SERVICE", "SECRET_PREFIX", "AllowedRoots", "ExecutorOptions", "Harness", "InvalidArguments",
     "MCPServerConfig", "MCPServerConnection", "Permission", "Redactor", "Reply", "SecretVault", "TaskCancelled",
     "TaskExecutor", "TaskRecord", "TaskState", "TaskStore", "Tool", "ToolContext", "ToolOutput", "ToolRegistry",
-    "ToolSpec", "interpret_reply", "render_untrusted",
+    "ToolSpec", "interpret_reply",
 ]

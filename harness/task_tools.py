@@ -7,7 +7,7 @@ from typing import Any
 
 from engine.errors import ToolError
 from harness.store import TaskRecord
-from harness.tool import Tool, ToolContext, ToolOutput, ToolSpec
+from harness.tool import Permission, Tool, ToolContext, ToolOutput, ToolSpec
 
 
 def describe_task(tool: str, arguments: dict[str, Any]) -> str:
@@ -57,10 +57,10 @@ class TaskTools:
     def tools(self) -> list[Tool]:
         """The two tools, ready to register."""
         return [
-            Tool(ToolSpec(name="list_tasks", description="List the background tasks that are still running.",
+            Tool(ToolSpec(name="list_tasks", permission=Permission.ALLOW, description="List the background tasks that are still running.",
                           parameters={"type": "object", "additionalProperties": False, "properties": {}}),
                  self.list),
-            Tool(ToolSpec(name="cancel_task", description="Stop a running background task by its id.",
+            Tool(ToolSpec(name="cancel_task", permission=Permission.ALLOW, description="Stop a running background task by its id.",
                           parameters={"type": "object", "additionalProperties": False, "required": ["task_id"],
                                       "properties": {"task_id": {"type": "string"}}}, idempotent=False),
                  self.cancel),

@@ -46,9 +46,13 @@ class ToolSpec:
     name: str  # unique, [A-Za-z0-9_-], what the model calls
     description: str  # one or two sentences for the model
     parameters: Mapping[str, Any]  # JSON schema (an object schema) for the arguments
-    permission: Permission = Permission.ALLOW  # default level; settings may override it
+    # default level; settings may override it. Ask unless the tool declares itself harmless: anything with an
+    # effect outside Venus's own data and the allowed folders (opening things, the clipboard, a shell, a
+    # third-party server) must have the user's word each time until the user says otherwise
+    permission: Permission = Permission.ASK
     max_permission: Permission = Permission.ALLOW  # the loosest level settings may give (shell: ask)
     idempotent: bool = True  # safe to run again after a crash (resumed instead of reported)
+    source: str = "built-in"  # where it comes from: "built-in" or "MCP server NAME"
 
     def __post_init__(self) -> None:
         if not self.name or not all(c.isalnum() or c in "_-" for c in self.name) or len(self.name) > 64:
@@ -122,6 +126,8 @@ class Tool:
 
     spec: ToolSpec
     handler: ToolHandler = field(compare=False)
+    # why the tool cannot run on this machine right now (no clipboard program, no display), or None when it can
+    unavailable: Callable[[], str | None] = field(default=lambda: None, compare=False)
 
     @property
     def name(self) -> str:
@@ -171,10 +177,31 @@ class ToolRegistry:
         with self._lock:
             return sorted(self._tools)
 
+    def set_overrides(self, overrides: Mapping[str, str]) -> None:
+        """Replace the settings' per-tool levels; they apply to the next call, confirmation and restored task."""
+        levels = {k: Permission(v) for k, v in overrides.items()}
+        with self._lock:
+            self._overrides = levels
+
+    def describe(self) -> list[dict[str, Any]]:
+        """Every tool as {name, description, level, default, source, available, why}, sorted by name."""
+        rows = []
+        for name in self.names():
+            tool = self.get(name)
+            try:
+                why = tool.unavailable()
+            except Exception as exc:  # a broken check must not hide the tool from the list
+                why = f"could not check: {exc}"
+            rows.append({"name": name, "description": tool.spec.description, "level": self.permission(name).value,
+                         "default": tool.spec.permission.value, "source": tool.spec.source,
+                         "available": why is None, "why": why or ""})
+        return rows
+
     def permission(self, name: str) -> Permission:
         """The level in force: the settings override (or the tool's default), capped by its max level."""
         spec = self.get(name).spec
-        level = self._overrides.get(name, spec.permission)
+        with self._lock:
+            level = self._overrides.get(name, spec.permission)
         return level.at_most(spec.max_permission)
 
     def validate(self, name: str, arguments: Any) -> dict[str, Any]:

@@ -82,6 +82,7 @@ def stubborn_tool(release: threading.Event | None = None) -> Tool:
     return Tool(ToolSpec(
         name="sleep_stubbornly", description="Sleep without checking for cancellation (a test tool).",
         parameters={"type": "object", "required": ["seconds"], "properties": {"seconds": {"type": "number"}}},
+        permission=Permission.ALLOW,
     ), run)
 
 

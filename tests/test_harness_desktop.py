@@ -43,7 +43,10 @@ def test_clipboard_write_then_read_through_the_real_x_selection(xdisplay):
     harness, timeline = make_harness()
     try:
         text = "Venus clipboard ✓ 42"
-        written = wait_final(timeline, harness.submit("write_clipboard", {"text": text}))
+        task = harness.submit("write_clipboard", {"text": text})
+        wait_until(lambda: harness.pending_confirmations() == [task], what="writing the clipboard to ask first")
+        assert harness.answer_confirmation(task, True, "ui")  # the user presses Approve
+        written = wait_final(timeline, task)
         assert isinstance(written, DelegationResult)
         if shutil.which("xclip"):  # an independent reader sees what the tool wrote
             outside = subprocess.run(["xclip", "-selection", "clipboard", "-o"], capture_output=True, timeout=10)

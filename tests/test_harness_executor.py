@@ -125,14 +125,14 @@ def test_timeout_kills_a_hung_subprocess_group(harness_and_timeline, tmp_path: P
     """A tool's subprocess and the process it started in the background both die when the task times out."""
     harness, timeline = harness_and_timeline
     pid_file = tmp_path / "grandchild.pid"
-    from harness import Tool, ToolOutput, ToolSpec
+    from harness import Permission, Tool, ToolOutput, ToolSpec
 
     def hang(arguments, ctx):
         ctx.run_process(["/bin/sh", "-c", f"sleep 60 & echo $! > {pid_file}; wait"])
         return ToolOutput(summary="never")
 
     harness.registry.register(Tool(ToolSpec(name="hang", description="Hang in a subprocess.",
-                                            parameters={"type": "object"}), hang))
+                                            parameters={"type": "object"}, permission=Permission.ALLOW), hang))
     task_id = harness.submit("hang", {}, timeout_s=2.0)
     pid = int(wait_until(lambda: pid_file.exists() and pid_file.read_text().strip(), what="the grandchild's pid"))
     assert wait_final(timeline, task_id).code == "timeout"
@@ -163,10 +163,10 @@ def _ask_and_answer(harness, timeline, answer: str) -> None:
     assert harness.pending_confirmations() == [task_id]
     if answer == "ui-yes":
         assert harness.answer_confirmation(task_id, True, "ui")
-    elif answer == "voice-yes":
-        timeline.append(AsrFinal(text="Yes, go ahead."))
+    elif answer == "voice-yes":  # the runtime asked about it aloud and the user heard the question
+        assert harness.handle_user_text("Yes, go ahead.", "voice", asked=task_id) == "yes"
     elif answer == "voice-no":
-        timeline.append(AsrFinal(text="No."))
+        assert harness.handle_user_text("No.", "voice", asked=task_id) == "no"
     elif answer == "typed-no":
         timeline.append(UserText(text="nope"))
     final = wait_final(timeline, task_id)

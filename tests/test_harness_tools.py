@@ -56,7 +56,7 @@ def test_find_files_by_name_and_content(home: Path):
 
 
 def test_find_files_never_leaves_the_allowed_folders(home: Path):
-    harness, timeline = make_harness([home])
+    harness, timeline = make_harness([home], permissions={"open": "allow"})  # even allowed, it stays inside
     try:
         found = run(harness, timeline, "find_files", {"content": "harness"})
         paths = [m["path"] for m in found.result["matches"]]
@@ -180,7 +180,7 @@ def test_open_uses_the_desktop_default_application(home: Path, tmp_path: Path, m
     monkeypatch.setenv("XDG_DATA_HOME", str(data))
     monkeypatch.setenv("XDG_DATA_DIRS", str(data))
     monkeypatch.setenv("XDG_CONFIG_HOME", str(config))
-    harness, timeline = make_harness([home])
+    harness, timeline = make_harness([home], permissions={"open": "allow"})  # asking is tested in test_trust_permissions
     try:
         opened = run(harness, timeline, "open", {"target": "projects/venus/plan.md"})
         assert isinstance(opened, DelegationResult) and opened.result["kind"] == "file"

@@ -232,6 +232,6 @@ def test_malformed_tool_call_from_the_model_becomes_an_error_event(backend):
     assert all(d.error.startswith("invalid arguments for set_timer") for d in failed), failed
     assert decisions[-1].action == ev.Action.RESPOND and not decisions[-1].error  # fell back to words
     # the error went back to the model: it is in the context the retry (and every later turn) reads
-    notes = [m for m in conv.messages() if m.role == "system" and m.content.startswith("[error]")]
+    notes = [m for m in conv.messages() if m.role == "tool" and m.content.startswith("[error]")]
     assert len(notes) == len(failed)
     assert isinstance(notes[0], ChatMessage) and "invalid arguments for set_timer" in notes[0].content

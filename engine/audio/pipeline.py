@@ -185,6 +185,8 @@ class SpeechPipeline:
         self._overlap_segments: set[int] = set()  # start samples of segments that began over Venus's voice
         self._overlap_hint = ""  # words whisper should expect in speech over Venus's voice (set_overlap_hint)
         self._voice_scores: dict[int, float | None] = {}  # segment start -> similarity (ASR worker only)
+        # set by the session: True while the user's next words answer a question (their voice is scored then)
+        self.wants_voice_score: Callable[[], bool] = lambda: False
         self._enroll_audio: np.ndarray | None = None
         self._profile_lock = threading.Lock()  # enrolment (a timer thread) vs similarity (the ASR worker)
         self.recognizer = StreamingRecognizer(transcriber or make_transcriber(settings), self._post_partial,
@@ -425,6 +427,13 @@ class SpeechPipeline:
                 except Exception:  # a failing embedder costs the cue, not the words
                     log.exception("speaker similarity failed")
                     self._voice_scores[start_sample] = None
+        elif final and profile.enrolled and self.wants_voice_score():
+            # an answer to a question Venus asked (a yes to a task): whose voice it is decides whether it counts
+            try:
+                with self._profile_lock:
+                    self._voice_scores[start_sample] = profile.similarity(audio)
+            except Exception:
+                log.exception("speaker similarity failed")
         elif final and len(audio) >= SAMPLE_RATE and profile.utterance_count < profile.max_utterances:
             self._enroll_audio = audio
 

@@ -551,7 +551,7 @@ class Conversation:
         action = ev.Action.RESPOND if ev.Action.RESPOND in actions else actions[0]
         if ev.Action.RESUME in actions:
             with self._lock:
-                spoken = [m for m in self.messages() if m.role != "system"]
+                spoken = [m for m in self.messages() if m.role in ("user", "assistant")]
             if spoken and spoken[-1].role == "assistant" and spoken[-1].content.endswith(INTERRUPTED_MARK):
                 action = ev.Action.RESUME
         return self.timeline.append(ev.ControlDecision(turn_id=turn.turn_id, action=action))  # type: ignore[return-value]

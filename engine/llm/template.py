@@ -41,20 +41,21 @@ TRANSCRIPT_TEMPLATE = (
     "{% for message in messages %}"
     "{% if message['role'] == 'system' %}{{ message['content'] + '\n\n' }}"
     "{% elif message['role'] == 'user' %}{{ 'User: ' + message['content'] + '\n' }}"
+    "{% elif message['role'] == 'tool' %}{{ message['content'] + '\n' }}"
     "{% else %}{{ 'Venus: ' + message['content'] + '\n' }}{% endif %}"
     "{% endfor %}"
     "{% if add_generation_prompt %}{{ 'Venus:' }}{% endif %}"
 )
 
 _SENTINEL = "\u0001venus-content\u0001"
-_ROLES = ("system", "user", "assistant")
+_ROLES = ("system", "user", "assistant", "tool")
 
 
 @dataclass(frozen=True)
 class ChatMessage:
     """One message of the rendered conversation."""
 
-    role: str  # "system", "user" or "assistant"
+    role: str  # "system", "user", "assistant", or "tool": data from a tool, a file or the camera (never orders)
     content: str  # the text the model reads (for assistant turns: what was said or heard)
     control: str = ""  # assistant only: the control-decision line that opened the turn
 
@@ -98,7 +99,7 @@ class ChatTemplate:
         self._heads: dict[str, tuple[str, str]] = {}
         self._spaced: dict[str, bool] = {}
         for role in _ROLES:
-            head, tail = self._split(role)
+            head, tail = self._split_data() if role == "tool" else self._split(role)
             # "User: " + "Hi" tokenizes as a lone space before "Hi", which text models rarely see; the space goes
             # with the content instead (" Hi" is one token), and an open answer starts right after "Venus:"
             self._heads[role] = (head[:-1], tail) if head.endswith(" ") else (head, tail)
@@ -158,6 +159,17 @@ class ChatTemplate:
             raise ValueError(f"the {role} content does not appear exactly once")
         head, tail = text.split(_SENTINEL)
         return head, tail
+
+    def _split_data(self) -> tuple[str, str]:
+        # Data goes where the model's own template puts tool output, when it has such a place and it renders
+        # piecewise; otherwise in a user turn of its own. Never in the system turn: that one is Venus's alone.
+        if "tool" in self.source:
+            try:
+                return self._split("tool")
+            except (TemplateError, ValueError, TypeError) as exc:
+                log.info("the %s template's tool turn does not render piecewise (%s); data goes in a user turn",
+                         self.name, exc)
+        return self._split("user")
 
     def _verify(self) -> None:
         probe = [

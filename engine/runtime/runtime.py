@@ -198,11 +198,13 @@ class Runtime:
         # is not a request they know)
         self._alternatives: tuple[str, ...] = ()
         self._asked: str | None = None  # the task whose confirmation Venus asked about last
+        self._asked_turn = ""  # the turn that asked it aloud: its heard words tell whether the user heard it
+        self._asked_words = 0  # how many words of that turn make the question itself
+        self._turn_voice: float | None = None  # lowest similarity to the enrolled voice in this user turn
         self._partial = ""
         self._segment_open = False
         self._silence_since: int | None = None
         self._awaiting_final = False
-        self._reply: str | None = None  # a yes/no/cancel the harness took from this turn
         self._last_request = ""  # the user's last turn: the topic Venus is talking about
         # people around the user: from settings, and named in what the user said ("my wife Anna")
         self._other_names: list[str] = [n.strip() for n in conv.household_names if n.strip()]
@@ -516,19 +518,14 @@ class Runtime:
         self._user_text.append(text)
         self._alternatives = event.alternatives
         self._last_word_p = event.words[-1].probability if event.words else None
-        if self.harness is not None and self._reply is None and self._match_intent(text) is None:
-            reply = self.harness.handle_user_text(text, source="voice", asked=self._asked)
-            self._reply = str(reply) if reply is not None else None
+        self._note_voice(event.speaker_similarity)
 
     def _on_typed(self, event: ev.UserText) -> None:
         if self._turn_active() or self.mouth.speaking:
             self.mouth.stop()
             self._interrupt("the user typed a new message")
         self._user_text, self._partial, self._alternatives = [event.text], "", ()
-        reply = None
-        if self.harness is not None and self._match_intent(event.text) is None:
-            reply = self.harness.handle_user_text(event.text, source="ui", asked=self._asked)
-        self._reply = str(reply) if reply is not None else None
+        self._turn_voice = None
         self._end_user_turn(typed=True)
 
     def _command(self, command: str, value: Any) -> None:
@@ -720,6 +717,7 @@ class Runtime:
             self._user_text.append(overlap.final)
             self._alternatives = ()  # its readings were not kept
             self._last_word_p = overlap.last_word_p
+        self._note_voice(overlap.similarity)
 
     def _review(self, overlap: _Overlap, features: OverlapFeatures, context: ConversationContext, *,
                 final: bool) -> None:
@@ -794,10 +792,16 @@ class Runtime:
         readings = [" ".join([*self._user_text[:-1], other]) for other in self._alternatives] if self._user_text else []
         self._alternatives = ()
         self._learn_names(" ".join(self._user_text))
-        reply = self._reply
-        self._user_text, self._partial, self._silence_since, self._reply = [], "", None, None
-        self._last_word_p = None
+        reply = self._answer(" ".join(self._user_text), typed=typed)
+        self._user_text, self._partial, self._silence_since = [], "", None
+        self._last_word_p, self._turn_voice = None, None
         self._awaiting_final, self._segment_open = False, False
+        if reply == "unclear":
+            self._say(f"Sorry, was that a yes or a no? {self._question_again()}", asking=self._asked)
+            return
+        if reply == "not-you":
+            self._say("That didn't sound like your voice, so I haven't done it. Say it again, or press Approve.")
+            return
         if reply is not None and self.options.acknowledge_replies:
             self._say({"yes": "Okay, going ahead.", "no": "Okay, I won't.", "cancel": "Okay, I've stopped it."}
                       .get(reply, "Okay."))
@@ -818,6 +822,53 @@ class Runtime:
         addressed = typed or self._claimed_floor
         self._claimed_floor = False
         self._respond(actions=(ev.Action.RESPOND, ev.Action.DELEGATE, ev.Action.RESUME) if addressed else None)
+
+    # ---- answers to Venus's questions ----------------------------------------------------------------------
+
+    @property
+    def awaiting_answer(self) -> bool:
+        """Venus asked a yes/no question that is still open: the voice of what the user says next matters."""
+        return self._asked is not None and self.harness is not None and self._asked in self.harness.pending_confirmations()
+
+    def _note_voice(self, similarity: float | None) -> None:
+        if similarity is not None:
+            self._turn_voice = similarity if self._turn_voice is None else min(self._turn_voice, similarity)
+
+    def _answer(self, text: str, *, typed: bool) -> str | None:
+        """The turn as an answer to a pending question or a cancel: "yes", "no", "cancel", "unclear", "not-you",
+        or None when it is neither (a request, or conversation, which the turn goes on to handle)."""
+        if self.harness is None or not text.strip() or self._match_intent(text) is not None:
+            return None  # a request the intents know is a request, even one that starts with "okay"
+        if typed:
+            return self.harness.handle_user_text(text, source="ui", asked=self._asked)
+        asked = self._asked if self._question_heard() else None
+        if asked is not None and not self._sounds_like_user():
+            # the words answer the question, but not in the user's voice: the TV, a guest, a recording
+            if self.harness.reads_as_answer(text):
+                log.info("an answer %r in another voice (similarity %.2f) approves nothing", text, self._turn_voice)
+                return "not-you"
+        return self.harness.handle_user_text(text, source="voice", asked=asked)
+
+    def _question_heard(self) -> bool:
+        # the question Venus asked about `_asked` was played up to its end (its words are in the heard words)
+        if self._asked is None or not self._asked_turn:
+            return False
+        return len(self._heard_text(self._asked_turn).split()) >= self._asked_words
+
+    def _sounds_like_user(self) -> bool:
+        # only with voice matching on and a score for this turn (the pipeline scores answers to open questions
+        # against the enrolled voice); the threshold is the overlap policy's "someone other than the user"
+        if not self.settings.conversation.voice_matching or self._turn_voice is None:
+            return True
+        return self._turn_voice >= self.overlap.options.same_speaker_threshold
+
+    def _question_again(self) -> str:
+        pending = self.harness.pending_confirmations() if self.harness is not None else []
+        request = next((e for e in reversed(self.timeline.events(kinds=[ev.Kind.CONFIRMATION_REQUESTED]))
+                        if isinstance(e, ev.ConfirmationRequested) and e.task_id == self._asked), None)
+        if request is None or self._asked not in pending:
+            return "Say yes or no."
+        return f"{_confirmation_text(request)} Say yes or no."
 
     def _respond(self, actions: Sequence[ev.Action] | None = None) -> None:
         ref = _TurnRef(uuid.uuid4().hex[:12], from_llm=True)
@@ -865,9 +916,15 @@ class Runtime:
                 yield chunk.strip()
         self._lend_cores(False)
 
-    def _say(self, text: str) -> None:
-        """Speak a fixed sentence (reminders, acknowledgements); it joins the context as an assistant turn."""
+    def _say(self, text: str, asking: str | None = None) -> None:
+        """Speak a fixed sentence (reminders, acknowledgements); it joins the context as an assistant turn.
+
+        `asking`: the task whose yes/no question this sentence asks; a spoken answer counts once it was heard.
+        """
         ref = _TurnRef(uuid.uuid4().hex[:12], from_llm=False)
+        if asking is not None:
+            self._asked, self._asked_turn = asking, ref.turn_id
+            self._asked_words = len(text.split(" Say yes or no")[0].split())
         self.timeline.append(ev.ControlDecision(turn_id=ref.turn_id, action=ev.Action.RESPOND))
         self._turn = ref
         self._to(State.THINKING)
@@ -1045,8 +1102,9 @@ class Runtime:
             self._say(event.text)
         elif isinstance(event, ev.ConfirmationRequested):
             if event.task_id in (self.harness.pending_confirmations() if self.harness is not None else []):
-                self._asked = event.task_id  # a yes or no from now on answers this one
-                self._say(f"Before I go ahead: {_confirmation_text(event)} Shall I? Say yes or no.")
+                # a yes or no from now on answers this one, once the question was heard
+                self._say(f"Before I go ahead: {_confirmation_text(event)} Shall I? Say yes or no.",
+                          asking=event.task_id)
         else:  # tasks finished or failed: one turn weaves them all in (they are in the context), in words only
             for other in [e for e in ready if not isinstance(e, _URGENT) and e is not event and e in self._deliveries]:
                 self._deliveries.remove(other)

@@ -169,6 +169,8 @@ def open_session(
     runtime = Runtime(timeline, conversation, mouth, harness=the_harness, settings=settings, vision=vision,
                       options=runtime_options)
     runtime_ref.append(runtime)
+    if speech is not None:
+        speech.wants_voice_score = lambda: runtime.awaiting_answer
     runtime.start()
     if speech is not None:
         speech.start()

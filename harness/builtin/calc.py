@@ -7,7 +7,7 @@ import math
 import operator
 from typing import Any
 
-from harness.tool import InvalidArguments, Tool, ToolContext, ToolOutput, ToolSpec
+from harness.tool import InvalidArguments, Permission, Tool, ToolContext, ToolOutput, ToolSpec
 
 _BINARY = {
     ast.Add: operator.add, ast.Sub: operator.sub, ast.Mult: operator.mul, ast.Div: operator.truediv,
@@ -181,13 +181,13 @@ def calculator_tools() -> list[Tool]:
     """The calculator and the unit converter."""
     return [
         Tool(ToolSpec(
-            name="calculate",
+            name="calculate", permission=Permission.ALLOW,
             description="Evaluate an arithmetic expression exactly, e.g. '17.5 * 12 / 100' or 'sqrt(2)'.",
             parameters={"type": "object", "additionalProperties": False, "required": ["expression"],
                         "properties": {"expression": {"type": "string", "minLength": 1, "maxLength": MAX_LENGTH}}},
         ), _calculate),
         Tool(ToolSpec(
-            name="convert_units",
+            name="convert_units", permission=Permission.ALLOW,
             description="Convert a quantity between units (length, mass, volume, time, speed, data, area, "
                         "energy, pressure, temperature).",
             parameters={"type": "object", "additionalProperties": False,

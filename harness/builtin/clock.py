@@ -5,7 +5,7 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any
 
-from harness.tool import Tool, ToolContext, ToolOutput, ToolSpec
+from harness.tool import Permission, Tool, ToolContext, ToolOutput, ToolSpec
 
 
 def _now(arguments: dict[str, Any], ctx: ToolContext) -> ToolOutput:
@@ -18,6 +18,6 @@ def _now(arguments: dict[str, Any], ctx: ToolContext) -> ToolOutput:
 def clock_tool() -> Tool:
     """current_time."""
     return Tool(ToolSpec(
-        name="current_time", description="The current local time, date and weekday from the computer's clock.",
+        name="current_time", permission=Permission.ALLOW, description="The current local time, date and weekday from the computer's clock.",
         parameters={"type": "object", "additionalProperties": False, "properties": {}},
     ), _now)

@@ -14,7 +14,7 @@ from typing import Any
 import psutil
 
 from engine.errors import ToolError
-from harness.tool import Tool, ToolContext, ToolOutput, ToolSpec
+from harness.tool import Permission, Tool, ToolContext, ToolOutput, ToolSpec
 
 MAX_CLIPBOARD_CHARS = 20_000
 MIN_OCR_CONFIDENCE = 0.5
@@ -36,6 +36,20 @@ def _clipboard_commands() -> tuple[list[str], list[str]]:
             return ["xsel", "--clipboard", "--output"], ["xsel", "--clipboard", "--input"]
     raise ToolError("no clipboard program is available on this desktop",
                     fix="install xclip or xsel (X11) or wl-clipboard (Wayland)")
+
+
+def _clipboard_missing() -> str | None:
+    try:
+        _clipboard_commands()
+    except ToolError as exc:
+        return str(exc)  # it names what to install
+    return None
+
+
+def _no_screen() -> str | None:
+    if sys.platform.startswith("linux") and not (os.environ.get("DISPLAY") or os.environ.get("WAYLAND_DISPLAY")):
+        return "no graphical display to take a screenshot of"
+    return None
 
 
 def read_clipboard(ctx: ToolContext) -> str:
@@ -178,19 +192,20 @@ def desktop_tools() -> list[Tool]:
     """read_clipboard, write_clipboard, read_screen and system_status."""
     empty = {"type": "object", "additionalProperties": False, "properties": {}}
     return [
-        Tool(ToolSpec(name="read_clipboard", description="Read the text on the clipboard.", parameters=empty),
-             _clipboard_read),
+        Tool(ToolSpec(name="read_clipboard", permission=Permission.ALLOW, description="Read the text on the clipboard.",
+                      parameters=empty), _clipboard_read, _clipboard_missing),
         Tool(ToolSpec(
             name="write_clipboard", description="Put text on the clipboard.", idempotent=False,
             parameters={"type": "object", "additionalProperties": False, "required": ["text"],
                         "properties": {"text": {"type": "string", "maxLength": MAX_CLIPBOARD_CHARS}}},
-        ), _clipboard_write),
+        ), _clipboard_write, _clipboard_missing),
         Tool(ToolSpec(
-            name="read_screen", description="Take a screenshot and read the text visible on the screen (OCR).",
+            name="read_screen", permission=Permission.ALLOW,
+            description="Take a screenshot and read the text visible on the screen (OCR).",
             parameters={"type": "object", "additionalProperties": False, "properties": {
                 "monitor": {"type": "integer", "minimum": 0, "default": 1,
                             "description": "1 = main screen, 0 = all screens"}}},
-        ), _screenshot),
-        Tool(ToolSpec(name="system_status", description="Battery, CPU, memory and disk usage of this computer.",
-                      parameters=empty), _system),
+        ), _screenshot, _no_screen),
+        Tool(ToolSpec(name="system_status", permission=Permission.ALLOW,
+                      description="Battery, CPU, memory and disk usage of this computer.", parameters=empty), _system),
     ]

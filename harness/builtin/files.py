@@ -13,7 +13,7 @@ from urllib.parse import urlparse
 
 from engine.errors import ToolDenied, ToolError
 from harness.sandbox import AllowedRoots
-from harness.tool import Tool, ToolContext, ToolOutput, ToolSpec
+from harness.tool import Permission, Tool, ToolContext, ToolOutput, ToolSpec
 
 MAX_CONTENT_BYTES = 5 * 1024 * 1024  # larger files are matched by name only
 SNIPPET_CHARS = 160
@@ -137,6 +137,12 @@ def _open_with_default(target: str) -> None:
                         fix="install xdg-utils (xdg-open) or glib (gio)")
 
 
+def _no_opener() -> str | None:
+    if sys.platform in ("win32", "darwin") or shutil.which("xdg-open") or shutil.which("gio"):
+        return None
+    return "no program to open things with (install xdg-utils)"
+
+
 def _desktop_dirs() -> list[Path]:
     data_home = os.environ.get("XDG_DATA_HOME") or str(Path.home() / ".local/share")
     data_dirs = (os.environ.get("XDG_DATA_DIRS") or "/usr/local/share:/usr/share").split(":")
@@ -180,7 +186,7 @@ def file_tools(roots: AllowedRoots) -> list[Tool]:
     tools = FileTools(roots)
     return [
         Tool(ToolSpec(
-            name="find_files",
+            name="find_files", permission=Permission.ALLOW,
             description="Find files in the user's allowed folders by name (substring or glob like '*.pdf') "
                         "and/or by text they contain.",
             parameters={"type": "object", "additionalProperties": False, "properties": {
@@ -197,5 +203,5 @@ def file_tools(roots: AllowedRoots) -> list[Tool]:
             parameters={"type": "object", "additionalProperties": False, "required": ["target"],
                         "properties": {"target": {"type": "string", "minLength": 1}}},
             idempotent=False,
-        ), tools.open),
+        ), tools.open, _no_opener),
     ]

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from harness.store import TaskStore
-from harness.tool import InvalidArguments, Tool, ToolContext, ToolOutput, ToolSpec
+from harness.tool import InvalidArguments, Permission, Tool, ToolContext, ToolOutput, ToolSpec
 
 
 class NoteTools:
@@ -40,19 +40,19 @@ def note_tools(store: TaskStore) -> list[Tool]:
     notes = NoteTools(store)
     return [
         Tool(ToolSpec(
-            name="create_note", description="Save a note for the user.",
+            name="create_note", permission=Permission.ALLOW, description="Save a note for the user.",
             parameters={"type": "object", "additionalProperties": False, "required": ["text"], "properties": {
                 "text": {"type": "string", "minLength": 1}, "title": {"type": "string"}}},
             idempotent=False,
         ), notes.create),
         Tool(ToolSpec(
-            name="search_notes", description="Search the user's notes by words they contain.",
+            name="search_notes", permission=Permission.ALLOW, description="Search the user's notes by words they contain.",
             parameters={"type": "object", "additionalProperties": False, "properties": {
                 "query": {"type": "string"},
                 "max_results": {"type": "integer", "minimum": 1, "maximum": 100, "default": 10}}},
         ), notes.search),
         Tool(ToolSpec(
-            name="read_note", description="Read one note in full by its id.",
+            name="read_note", permission=Permission.ALLOW, description="Read one note in full by its id.",
             parameters={"type": "object", "additionalProperties": False, "required": ["note_id"],
                         "properties": {"note_id": {"type": "integer"}}},
         ), notes.read),

@@ -12,7 +12,7 @@ from typing import Any
 from engine.timeline.events import Event, ReminderFired
 from harness.scheduler import DeadlineScheduler, Scheduled
 from harness.store import TaskStore
-from harness.tool import InvalidArguments, Tool, ToolContext, ToolOutput, ToolSpec
+from harness.tool import InvalidArguments, Permission, Tool, ToolContext, ToolOutput, ToolSpec
 
 MAX_DELAY_S = 366 * 86400  # a year ahead at most
 
@@ -118,25 +118,25 @@ def reminder_tools(service: ReminderService) -> list[Tool]:
     """set_timer, set_reminder, list_reminders and cancel_reminder."""
     return [
         Tool(ToolSpec(
-            name="set_timer", description="Start a timer; when it ends, Venus tells the user.",
+            name="set_timer", permission=Permission.ALLOW, description="Start a timer; when it ends, Venus tells the user.",
             parameters={"type": "object", "additionalProperties": False, "required": ["seconds"], "properties": {
                 "seconds": {"type": "number", "exclusiveMinimum": 0, "maximum": MAX_DELAY_S},
                 "text": {"type": "string", "description": "what to say when it ends"}}},
             idempotent=False,
         ), service.set_timer),
         Tool(ToolSpec(
-            name="set_reminder", description="Remind the user of something at a local date and time.",
+            name="set_reminder", permission=Permission.ALLOW, description="Remind the user of something at a local date and time.",
             parameters={"type": "object", "additionalProperties": False, "required": ["at", "text"], "properties": {
                 "at": {"type": "string", "description": "ISO local date and time, e.g. 2026-05-01T09:30"},
                 "text": {"type": "string", "minLength": 1}}},
             idempotent=False,
         ), service.set_reminder),
         Tool(ToolSpec(
-            name="list_reminders", description="List timers and reminders that have not fired yet.",
+            name="list_reminders", permission=Permission.ALLOW, description="List timers and reminders that have not fired yet.",
             parameters={"type": "object", "additionalProperties": False, "properties": {}},
         ), service.list_reminders),
         Tool(ToolSpec(
-            name="cancel_reminder", description="Cancel a timer or reminder by its id.",
+            name="cancel_reminder", permission=Permission.ALLOW, description="Cancel a timer or reminder by its id.",
             parameters={"type": "object", "additionalProperties": False, "required": ["reminder_id"],
                         "properties": {"reminder_id": {"type": "string"}}},
         ), service.cancel_reminder),
