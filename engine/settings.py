@@ -153,6 +153,7 @@ class HarnessSettings(_Section):
     allowed_folders: list[str] = Field(default_factory=list)  # file tools stay inside these
     permissions: dict[str, Literal["allow", "ask", "off"]] = Field(default_factory=dict)  # per-tool overrides
     mcp_servers: dict[str, dict[str, Any]] = Field(default_factory=dict)  # the usual `mcpServers` shape
+    max_tool_output_bytes: int = Field(1_000_000, ge=1024)  # an MCP tool's result is cut here, marked "truncated"
 
 
 class UISettings(_Section):

@@ -13,7 +13,7 @@ from engine.timeline.events import AsrFinal, DelegationResult, Event, SystemNoti
 from harness.builtin import ReminderService, builtin_tools
 from harness.emitter import EventPump
 from harness.executor import ExecutorOptions, TaskExecutor
-from harness.mcp_bridge import MCPServerConfig, MCPServerConnection, mcp_tools
+from harness.mcp_bridge import MCPServerConfig, MCPServerConnection, MCPState, MCPStatus
 from harness.replies import Reply, interpret_reply, render_untrusted
 from harness.sandbox import AllowedRoots
 from harness.scheduler import DeadlineScheduler
@@ -59,7 +59,7 @@ class Harness:
         self.tasks = TaskTools(self.executor.active, self.store.get_task, self.executor.cancel)
         for tool in self.tasks.tools():
             self.registry.register(tool, replace=True)
-        self.mcp: dict[str, MCPServerConnection] = {}
+        self.mcp: dict[str, MCPServerConnection] = {}  # started in the background; tools join once listed
         for name, raw in settings.mcp_servers.items():
             self._start_mcp(name, raw)
         self.executor.recover()
@@ -174,17 +174,27 @@ class Harness:
         return usable
 
     def _start_mcp(self, name: str, raw: dict[str, Any]) -> None:
+        """Start one server on its own thread; Harness() does not wait for it (see _on_mcp_status)."""
         try:
             config = MCPServerConfig.from_dict(name, raw)
-            if raw.get("disabled"):
-                return
-            connection = MCPServerConnection(config, self.vault)
-            listed = connection.start()
-        except (ValueError, ToolError) as exc:
+        except ValueError as exc:
             log.warning("MCP server %s not started: %s", name, exc)
             self._pump.put(SystemNotice(level="warning", code="mcp-server-failed", text=str(exc)))
             return
+        if raw.get("disabled"):
+            return
+        connection = MCPServerConnection(config, self.vault, on_status=self._on_mcp_status,
+                                         max_output_bytes=self.settings.max_tool_output_bytes)
         self.mcp[name] = connection
-        for tool in mcp_tools(connection, listed):
-            self.registry.register(tool, replace=True)
-        log.info("MCP server %s started with %d tools", name, len(listed))
+        connection.start()
+
+    def _on_mcp_status(self, status: MCPStatus) -> None:
+        """A server's tools join the registry when it is ready and leave when it fails; the user hears of both."""
+        if status.state is MCPState.READY:
+            for tool in status.tools:
+                self.registry.register(tool, replace=True)
+        else:
+            for tool in status.tools:
+                self.registry.unregister(tool.name)
+        level = {MCPState.READY: "info", MCPState.GAVE_UP: "error"}.get(status.state, "warning")
+        self._pump.put(SystemNotice(level=level, code=f"mcp-server-{status.state}", text=status.text))

@@ -31,6 +31,12 @@ def echo_server(**extra) -> dict:
     return {"command": sys.executable, "args": [SERVER], **extra}
 
 
+def wait_for_tools(harness, *names: str) -> None:
+    """MCP servers start in the background: wait until their tools joined the registry."""
+    wait_until(lambda: set(names) <= {s["name"] for s in harness.tool_specs()}, timeout_s=30,
+               what=f"the MCP tools {names}")
+
+
 def secret_service_available() -> str | None:
     """None when a working Secret Service keyring is reachable, else why not."""
     backend = keyring.get_keyring()
@@ -51,8 +57,7 @@ def test_mcp_tools_join_the_registry_and_run():
         "cautious": echo_server(),  # no permission given: third-party tools ask first
     })
     try:
-        names = [spec["name"] for spec in harness.tool_specs()]
-        assert {"echo__add", "echo__echo", "cautious__add"} <= set(names)
+        wait_for_tools(harness, "echo__add", "echo__echo", "cautious__add")
         added = wait_final(timeline, harness.submit("echo__add", {"a": 2, "b": 40}))
         assert isinstance(added, DelegationResult) and added.result == 42
         echoed = wait_final(timeline, harness.submit("echo__echo", {"text": "héllo"}))
@@ -78,10 +83,11 @@ def test_bad_mcp_config_is_a_notice_not_a_crash():
         "missing": {"command": "/nonexistent/venus-mcp-server"},
     })
     try:
-        harness.flush()
-        notices = [e.text for e in timeline.events() if isinstance(e, SystemNotice)]
-        assert any("'both' needs exactly one of 'command' or 'url'" in n for n in notices)
-        assert any("'missing' could not start" in n for n in notices)
+        def notices() -> list[str]:
+            return [e.text for e in timeline.events() if isinstance(e, SystemNotice)]
+
+        wait_until(lambda: any("'missing' could not start" in n for n in notices()), what="the start failure")
+        assert any("'both' needs exactly one of 'command' or 'url'" in n for n in notices())
         assert wait_final(timeline, harness.submit("calculate", {"expression": "1+1"})).result == {"value": 2}
     finally:
         harness.shutdown()
@@ -111,6 +117,7 @@ def test_keyring_secret_reaches_the_server_and_nothing_else():
         settings_file = save_settings(settings)
         harness, timeline = make_harness(mcp_servers=servers)
         try:
+            wait_for_tools(harness, "vault__env_digest")
             digest = wait_final(timeline, harness.submit("vault__env_digest", {"name": "API_TOKEN"}))
             assert digest.result == hashlib.sha256(value.encode()).hexdigest()
             revealed = wait_final(timeline, harness.submit("vault__reveal_env", {"name": "API_TOKEN"}))
@@ -145,10 +152,11 @@ def test_missing_keyring_secret_names_the_secret_and_the_fix():
         pytest.skip(reason)
     harness, timeline = make_harness(mcp_servers={"vault": echo_server(env={"API_TOKEN": "keyring:venus-absent"})})
     try:
-        harness.flush()
-        notices = [e.text for e in timeline.events() if isinstance(e, SystemNotice)]
-        assert any("secret 'venus-absent' is not in the keyring" in n and "keyring set venus venus-absent" in n
-                   for n in notices), notices
+        def told() -> bool:
+            return any("secret 'venus-absent' is not in the keyring" in e.text and "keyring set venus venus-absent"
+                       in e.text for e in timeline.events() if isinstance(e, SystemNotice))
+
+        wait_until(told, what="a notice naming the missing secret")
         assert "vault__echo" not in [s["name"] for s in harness.tool_specs()]
     finally:
         harness.shutdown()
@@ -169,7 +177,7 @@ def test_remote_mcp_server_by_url_on_localhost():
         harness, timeline = make_harness(mcp_servers={"remote": {"url": f"http://127.0.0.1:{port}/mcp",
                                                                  "permission": "allow"}})
         try:
-            assert "remote__add" in [s["name"] for s in harness.tool_specs()]
+            wait_for_tools(harness, "remote__add")
             assert wait_final(timeline, harness.submit("remote__add", {"a": 20, "b": 22})).result == 42
         finally:
             harness.shutdown()
