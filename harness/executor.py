@@ -11,7 +11,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any
 
-from engine.errors import ToolError
+from engine.errors import StorageError, ToolError
 from engine.timeline.events import (
     ConfirmationAnswered,
     ConfirmationRequested,
@@ -32,6 +32,7 @@ from harness.tool import Permission, TaskCancelled, Tool, ToolContext, ToolOutpu
 log = logging.getLogger(__name__)
 
 ANSWER_SOURCES = ("ui", "voice", "timeout")  # who may answer a confirmation; tool output is never one of them
+END_RETRY_MAX_S = 60.0  # an end state the store refused is retried after 1, 2, 4 … s, at most this far apart
 
 
 @dataclass(frozen=True)
@@ -94,8 +95,14 @@ class TaskExecutor:
             return task_id
         run = _Run(task_id, tool, args, turn_id, timeout_s or self.options.task_timeout_s)
         with run.lock:
-            self.store.add_task(task_id, tool_name, self._redactor.scrub(args), turn_id, TaskState.QUEUED,
-                                tool.spec.idempotent)
+            try:
+                self.store.add_task(task_id, tool_name, self._redactor.scrub(args), turn_id, TaskState.QUEUED,
+                                    tool.spec.idempotent)
+            except StorageError as exc:  # not recorded, so not run: a restart could not tell what it did
+                self._emit(DelegationDispatched(task_id=task_id, tool=tool_name, arguments=args, turn_id=turn_id))
+                self._emit(DelegationFailed(task_id=task_id, tool=tool_name, code=exc.code,
+                                            error=f"not started, because Venus could not record it: {exc}"))
+                return task_id
             self._emit(DelegationDispatched(task_id=task_id, tool=tool_name, arguments=args, turn_id=turn_id))
             try:
                 self.registry.validate(tool_name, arguments)
@@ -184,8 +191,9 @@ class TaskExecutor:
             why = ("its tool is no longer available" if tool is None
                    else "it may already have had effects, so it was not run again")
             error = f"Venus stopped while '{record.tool}' was {record.state}; {why}. Ask again if still wanted."
-            self.store.update_task(record.id, state=TaskState.INTERRUPTED, error=error, code="interrupted")
-            self._emit(DelegationFailed(task_id=record.id, tool=record.tool, error=error, code="interrupted"))
+            self._record_end(record.id, record.tool, {"state": TaskState.INTERRUPTED, "error": error,
+                                                      "code": "interrupted"},
+                             DelegationFailed(task_id=record.id, tool=record.tool, error=error, code="interrupted"))
             self._emit(SystemNotice(level="warning", code="task-interrupted", text=error))
             return
         run = _Run(record.id, tool, record.arguments, record.turn_id, self.options.task_timeout_s)
@@ -201,7 +209,7 @@ class TaskExecutor:
 
     def _ask(self, run: _Run) -> None:
         run.state = TaskState.CONFIRMING
-        self.store.update_task(run.task_id, state=TaskState.CONFIRMING)
+        self._record_step(run.task_id, state=TaskState.CONFIRMING)  # if refused, the row says queued: asked again
         args = json.dumps(run.arguments, ensure_ascii=False, sort_keys=True)
         self._emit(ConfirmationRequested(
             task_id=run.task_id, tool=run.tool.name, arguments=run.arguments,
@@ -213,7 +221,7 @@ class TaskExecutor:
     def _enqueue(self, run: _Run, status: str, persist: bool = True) -> None:
         run.state = TaskState.QUEUED
         if persist:
-            self.store.update_task(run.task_id, state=TaskState.QUEUED, status=status)
+            self._record_step(run.task_id, state=TaskState.QUEUED, status=status)
         self._emit(DelegationProgress(task_id=run.task_id, percent=0.0, status=status, state="queued"))
         self._pool.submit(self._execute, run)
 
@@ -221,10 +229,15 @@ class TaskExecutor:
         with run.lock:
             if run.finished or run.cancel_event.is_set():
                 return
+            try:  # recorded before it runs, so a restart knows it may have had effects
+                record = self.store.get_task(run.task_id)
+                self.store.update_task(run.task_id, state=TaskState.RUNNING, status="started",
+                                       attempts=(record.attempts if record else 0) + 1)
+            except StorageError as exc:
+                self._finish(run, TaskState.FAILED, code=exc.code,
+                             error=f"not started, because Venus could not record it: {exc}")
+                return
             run.state = TaskState.RUNNING
-            record = self.store.get_task(run.task_id)
-            self.store.update_task(run.task_id, state=TaskState.RUNNING, status="started",
-                                   attempts=(record.attempts if record else 0) + 1)
             self._emit(DelegationProgress(task_id=run.task_id, percent=0.0, status="started", state="running"))
             run.deadline = self._scheduler.call_later(run.timeout_s, lambda: self._time_out(run))
         ctx = ToolContext(run.task_id, lambda p, s: self._progress(run, p, s), run.cancel_event)
@@ -253,7 +266,7 @@ class TaskExecutor:
         with run.lock:
             if run.finished:
                 raise TaskCancelled(run.task_id)
-            self.store.update_task(run.task_id, percent=percent, status=status)
+            self._record_step(run.task_id, percent=percent, status=status)
             self._emit(DelegationProgress(task_id=run.task_id, percent=percent, status=status, state="running"))
 
     def _time_out(self, run: _Run) -> None:
@@ -278,20 +291,68 @@ class TaskExecutor:
         scrub = self._redactor.scrub
         name = run.tool.name
         if state is TaskState.SUCCEEDED and output is not None:
-            self.store.update_task(run.task_id, state=state, percent=100.0, summary=scrub(output.summary),
-                                   result=scrub(output.data))
-            self._emit(DelegationResult(task_id=run.task_id, tool=name, summary=output.summary, result=output.data))
+            fields = {"state": state, "percent": 100.0, "summary": scrub(output.summary), "result": scrub(output.data)}
+            end: Event = DelegationResult(task_id=run.task_id, tool=name, summary=output.summary, result=output.data)
         elif state is TaskState.CANCELLED:
-            self.store.update_task(run.task_id, state=state, error=scrub(reason), code="cancelled")
-            self._emit(DelegationCancelled(task_id=run.task_id, tool=name, reason=reason))
+            fields = {"state": state, "error": scrub(reason), "code": "cancelled"}
+            end = DelegationCancelled(task_id=run.task_id, tool=name, reason=reason)
         else:
-            self.store.update_task(run.task_id, state=state, error=scrub(error), code=code)
-            self._emit(DelegationFailed(task_id=run.task_id, tool=name, error=error, code=code))
+            fields = {"state": state, "error": scrub(error), "code": code}
+            end = DelegationFailed(task_id=run.task_id, tool=name, error=error, code=code)
+        self._record_end(run.task_id, name, fields, end)
         return True
 
+    # ---- recording in the store -------------------------------------------------------------------------------
+
+    def _record_step(self, task_id: str, **fields: Any) -> None:
+        """Record a step on the way (queued, confirming, progress); a store that refuses it costs only that step."""
+        try:
+            self.store.update_task(task_id, **fields)
+        except StorageError as exc:
+            log.warning("task %s: could not record %s: %s", task_id, sorted(fields), exc)
+
+    def _record_end(self, task_id: str, tool: str, fields: dict[str, Any], end: Event) -> None:
+        """Persist a task's end state, then report it. While the store refuses it, report anyway, tell the user,
+        and retry on a timer, so the row never stays 'running' (a restart before then resumes or reports it)."""
+        try:
+            self.store.update_task(task_id, **fields)
+        except StorageError as exc:
+            self._emit(end)
+            self._emit(SystemNotice(level="error", code="task-not-saved", text=(
+                f"'{tool}' ended ({fields['state']}), but Venus could not record that: {exc}. It keeps trying; "
+                "if Venus restarts first, the task is resumed or reported as interrupted.")))
+            self._retry_end(task_id, fields, attempt=1)
+            return
+        self._emit(end)
+
+    def _retry_end(self, task_id: str, fields: dict[str, Any], attempt: int) -> None:
+        if self._stopping:
+            return  # the row stays unfinished; the next start resumes or reports it
+        delay = min(END_RETRY_MAX_S, 2.0 ** (attempt - 1))
+
+        def again() -> None:  # on the pool, so a slow store never holds up the deadline thread
+            try:
+                self._pool.submit(self._write_end_again, task_id, fields, attempt)
+            except RuntimeError:  # the pool was shut down meanwhile
+                pass
+
+        self._scheduler.call_later(delay, again)
+
+    def _write_end_again(self, task_id: str, fields: dict[str, Any], attempt: int) -> None:
+        try:
+            self.store.update_task(task_id, **fields)
+        except StorageError as exc:
+            log.warning("task %s: its end state still cannot be recorded (try %d): %s", task_id, attempt, exc)
+            self._retry_end(task_id, fields, attempt + 1)
+        else:
+            log.info("task %s: its end state %s is recorded after %d retries", task_id, fields["state"], attempt)
+
     def _reject(self, task_id: str, tool: str, args: dict[str, Any], turn_id: str, error: str, code: str) -> None:
-        self.store.add_task(task_id, tool, self._redactor.scrub(args), turn_id, TaskState.FAILED, True)
-        self.store.update_task(task_id, error=error, code=code)
+        try:
+            self.store.add_task(task_id, tool, self._redactor.scrub(args), turn_id, TaskState.FAILED, True)
+            self.store.update_task(task_id, error=error, code=code)
+        except StorageError as exc:  # it never ran: there is nothing to resume or report after a restart
+            log.warning("task %s: could not record its rejection: %s", task_id, exc)
         self._emit(DelegationDispatched(task_id=task_id, tool=tool, arguments=args, turn_id=turn_id))
         self._emit(DelegationFailed(task_id=task_id, tool=tool, error=error, code=code))
 

@@ -1,4 +1,9 @@
-"""The harness's own SQLite file: every task's lifecycle, reminders and notes, so nothing is lost in a crash."""
+"""The harness's own SQLite file: every task's lifecycle, reminders and notes, so nothing is lost in a crash.
+
+tasks.db is opened like the conversation database: checked (not SQLite, damaged, newer schema: refused and left
+untouched), then migrated with the alembic scripts in `harness/migrations/`. A failed read or write raises a
+StorageError that names the file and the fix.
+"""
 
 from __future__ import annotations
 
@@ -19,15 +24,15 @@ from sqlalchemy import (
     String,
     Table,
     Text,
-    create_engine,
-    event,
     insert,
     select,
     update,
 )
-from sqlalchemy.pool import StaticPool
+from sqlalchemy.exc import SQLAlchemyError
 
 from engine import paths
+from engine.errors import StorageError
+from engine.timeline.db import DatabaseKind, current_revision, open_database
 
 
 class TaskState(StrEnum):
@@ -51,9 +56,9 @@ class TaskState(StrEnum):
 _FINISHED = {TaskState.SUCCEEDED, TaskState.FAILED, TaskState.CANCELLED, TaskState.TIMED_OUT,
              TaskState.INTERRUPTED}
 
-_meta = MetaData()
+metadata = MetaData()  # the schema the migrations in harness/migrations/ build
 _tasks = Table(
-    "tasks", _meta,
+    "tasks", metadata,
     Column("id", String, primary_key=True),
     Column("tool", String, nullable=False),
     Column("arguments", Text, nullable=False),  # JSON
@@ -71,7 +76,7 @@ _tasks = Table(
     Column("updated_at", Float, nullable=False),
 )
 _reminders = Table(
-    "reminders", _meta,
+    "reminders", metadata,
     Column("id", String, primary_key=True),
     Column("text", Text, nullable=False),
     Column("due_at", Float, nullable=False),  # Unix time
@@ -80,11 +85,18 @@ _reminders = Table(
     Column("cancelled", Boolean, nullable=False, default=False),
 )
 _notes = Table(
-    "notes", _meta,
+    "notes", metadata,
     Column("id", Integer, primary_key=True, autoincrement=True),
     Column("title", Text, nullable=False),
     Column("body", Text, nullable=False),
     Column("created_at", Float, nullable=False),
+)
+
+
+TASKS_DB = DatabaseKind(
+    label="task database",
+    migrations_dir=Path(__file__).with_name("migrations"),
+    legacy_tables=frozenset({"tasks", "reminders", "notes"}),  # made by create_all before migrations existed
 )
 
 
@@ -124,29 +136,46 @@ def default_store_file() -> Path:
 
 
 class TaskStore:
-    """Thread-safe access to the harness database; every write is committed before it returns."""
+    """Thread-safe access to the harness database; every write is committed before it returns.
 
-    def __init__(self, path: Path | None = None) -> None:
-        self.path = path or default_store_file()
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        self._engine = create_engine(
-            f"sqlite:///{self.path}", poolclass=StaticPool, connect_args={"check_same_thread": False}
-        )
-        event.listen(self._engine, "connect", _sqlite_pragmas)
+    Opening raises DatabaseCorrupt / DatabaseTooNew / StorageError for a file it must not use; a read or write
+    the disk refuses raises StorageError.
+    """
+
+    def __init__(self, path: Path | None = None, *, check_integrity: bool = True) -> None:
+        self.path = Path(path) if path is not None else default_store_file()
+        self._engine = open_database(self.path, check_integrity=check_integrity, kind=TASKS_DB)
         self._lock = threading.Lock()
-        _meta.create_all(self._engine)
 
     def close(self) -> None:
         """Release the database file."""
         self._engine.dispose()
 
+    def schema_version(self) -> str:
+        """The file's schema revision (an alembic revision id such as "0001")."""
+        revision = current_revision(self._engine)
+        assert revision is not None  # open_database migrated it
+        return revision
+
     def _write(self, statement: Any) -> Any:
-        with self._lock, self._engine.begin() as conn:
-            return conn.execute(statement)
+        try:
+            with self._lock, self._engine.begin() as conn:
+                return conn.execute(statement)
+        except SQLAlchemyError as exc:
+            raise self._failure("save to", exc) from exc
 
     def _read(self, statement: Any) -> list[Any]:
-        with self._lock, self._engine.connect() as conn:
-            return list(conn.execute(statement))
+        try:
+            with self._lock, self._engine.connect() as conn:
+                return list(conn.execute(statement))
+        except SQLAlchemyError as exc:
+            raise self._failure("read", exc) from exc
+
+    def _failure(self, action: str, exc: SQLAlchemyError) -> StorageError:
+        reason = getattr(exc, "orig", None) or exc
+        fix = (f"close the other program that holds {self.path} locked" if "locked" in str(reason)
+               else f"free disk space in {self.path.parent} and check the file is writable")
+        return StorageError(f"Could not {action} the task database {self.path} ({reason})", fix=fix)
 
     # ---- tasks ----------------------------------------------------------------------------------------------
 
@@ -222,13 +251,6 @@ class TaskStore:
         """One note, or None."""
         rows = self._read(select(_notes).where(_notes.c.id == note_id))
         return {"id": rows[0].id, "title": rows[0].title, "body": rows[0].body} if rows else None
-
-
-def _sqlite_pragmas(dbapi_conn: Any, _record: Any) -> None:
-    cursor = dbapi_conn.cursor()
-    cursor.execute("PRAGMA journal_mode=WAL")  # survives a killed process; readers never block the writer
-    cursor.execute("PRAGMA synchronous=NORMAL")
-    cursor.close()
 
 
 def _task_record(row: Any) -> TaskRecord:

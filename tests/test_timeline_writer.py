@@ -8,12 +8,13 @@ import re
 import sqlite3
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
 
 from engine.errors import StorageError
-from engine.timeline import StoreOptions, UserText, WriterOptions, open_store
+from engine.timeline import Kind, StoreOptions, UserText, WriterOptions, open_store
 
 
 def test_a_database_locked_by_another_program_delays_writes_but_loses_nothing(tmp_path):
@@ -40,9 +41,13 @@ def test_a_database_locked_by_another_program_delays_writes_but_loses_nothing(tm
         store.close()
 
     reader = sqlite3.connect(db)
-    texts = [r[0] for r in reader.execute("SELECT json_extract(payload, '$.text') FROM events ORDER BY seq")]
+    texts = [r[0] for r in reader.execute(
+        "SELECT json_extract(payload, '$.text') FROM events WHERE kind = 'user_text' ORDER BY seq")]
+    notices = [r[0] for r in reader.execute(
+        "SELECT json_extract(payload, '$.code') FROM events WHERE kind = 'system_notice' ORDER BY seq")]
     reader.close()
     assert texts == ["before the lock"] + [f"while locked {i}" for i in range(50)]
+    assert notices == ["history-not-saved", "history-saved"]  # the user was told, and the notices were kept
 
 
 def test_store_options_are_validated_up_front():
@@ -65,7 +70,12 @@ def test_events_the_database_refuses_at_close_are_saved_beside_it(tmp_path):
     try:
         for i in range(20):
             timeline.append(UserText(text=f"refused {i}"))
-        with pytest.raises(StorageError, match="20 events could not be written") as caught:
+        deadline = time.monotonic() + 30
+        while not timeline.events(kinds=[Kind.SYSTEM_NOTICE]) and time.monotonic() < deadline:
+            time.sleep(0.01)
+        (notice,) = timeline.events(kinds=[Kind.SYSTEM_NOTICE])
+        assert notice.code == "history-not-saved" and "20 events are waiting" in notice.text
+        with pytest.raises(StorageError, match="21 events could not be written") as caught:
             store.close()
     finally:
         other.execute("ROLLBACK")
@@ -75,7 +85,7 @@ def test_events_the_database_refuses_at_close_are_saved_beside_it(tmp_path):
     rows = [json.loads(line) for line in salvage.read_text(encoding="utf-8").splitlines()]
     assert [(r["conversation_id"], r["seq"], r["kind"], r["payload"]["text"]) for r in rows] == [
         (conversation_id, i, "user_text", f"refused {i}") for i in range(20)
-    ]
+    ] + [(conversation_id, 20, "system_notice", notice.text)]
 
 
 def test_a_normal_exit_without_close_still_writes_the_last_events(tmp_path):

@@ -36,7 +36,7 @@ from engine.timeline.db import (
 )
 from engine.timeline.events import Event, SystemNotice, event_from_dict
 from engine.timeline.timeline import Timeline
-from engine.timeline.writer import TimelineWriter, WriterOptions
+from engine.timeline.writer import StorageHealth, TimelineWriter, WriterOptions
 
 log = logging.getLogger(__name__)
 
@@ -233,6 +233,10 @@ class ConversationStore:
         revision = current_revision(self._engine)
         assert revision is not None  # open_database migrated it
         return revision
+
+    def health(self) -> StorageHealth:
+        """Whether events are being saved, and how many wait in memory or in journals (see writer.py)."""
+        return self._writer.health()
 
     def flush(self, timeout: float = 10.0) -> None:
         """Block until every event appended so far is on disk."""
