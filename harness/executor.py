@@ -187,8 +187,10 @@ class TaskExecutor:
         except ToolError:
             tool = None
         started = record.state is TaskState.RUNNING
-        if tool is None or (started and not record.idempotent):
+        turned_off = tool is not None and self.registry.permission(record.tool) is Permission.OFF
+        if tool is None or turned_off or (started and not record.idempotent):
             why = ("its tool is no longer available" if tool is None
+                   else "its tool is now turned off in Settings → Tools" if turned_off
                    else "it may already have had effects, so it was not run again")
             error = f"Venus stopped while '{record.tool}' was {record.state}; {why}. Ask again if still wanted."
             self._record_end(record.id, record.tool, {"state": TaskState.INTERRUPTED, "error": error,
@@ -228,6 +230,10 @@ class TaskExecutor:
     def _execute(self, run: _Run) -> None:
         with run.lock:
             if run.finished or run.cancel_event.is_set():
+                return
+            if self.registry.permission(run.tool.name) is Permission.OFF:  # turned off while it waited
+                self._finish(run, TaskState.FAILED, code="tool-denied",
+                             error=f"the tool {run.tool.name!r} was turned off in Settings → Tools before it ran")
                 return
             try:  # recorded before it runs, so a restart knows it may have had effects
                 record = self.store.get_task(run.task_id)

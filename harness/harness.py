@@ -3,18 +3,19 @@
 from __future__ import annotations
 
 import logging
+import threading
 from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
 
 from engine.errors import ToolError
 from engine.settings import HarnessSettings
-from engine.timeline.events import AsrFinal, DelegationResult, Event, SystemNotice, UserText
+from engine.timeline.events import AsrFinal, Event, SystemNotice, UserText
 from harness.builtin import ReminderService, builtin_tools
 from harness.emitter import EventPump
 from harness.executor import ExecutorOptions, TaskExecutor
 from harness.mcp_bridge import MCPServerConfig, MCPServerConnection, MCPState, MCPStatus
-from harness.replies import Reply, interpret_reply, render_untrusted
+from harness.replies import Reply, read_answer
 from harness.sandbox import AllowedRoots
 from harness.scheduler import DeadlineScheduler
 from harness.secrets import PROCESS_REDACTOR, SecretVault, install_log_redaction
@@ -60,6 +61,8 @@ class Harness:
         for tool in self.tasks.tools():
             self.registry.register(tool, replace=True)
         self.mcp: dict[str, MCPServerConnection] = {}  # started in the background; tools join once listed
+        self._mcp_heard = threading.Condition()  # notified whenever a server's state changes
+        self._mcp_states: dict[str, MCPState] = {}
         for name, raw in settings.mcp_servers.items():
             self._start_mcp(name, raw)
         self.executor.recover()
@@ -110,6 +113,28 @@ class Harness:
             return f"the {tool.replace('_', ' ')} tool is turned off in settings"
         return None
 
+    def set_permissions(self, permissions: dict[str, str]) -> None:
+        """Apply the settings' per-tool levels now: the next call, and every task still waiting, sees them.
+
+        A task waiting for a yes whose tool was just turned off is cancelled; a queued one is refused when its
+        turn comes (TaskExecutor._execute), and a restored one on the next start (TaskExecutor.recover).
+        """
+        self.registry.set_overrides(permissions)
+        for task_id in self.pending_confirmations():
+            record = self.store.get_task(task_id)
+            if record is not None and self.registry.permission(record.tool).value == "off":
+                self.cancel(task_id, reason=f"the {record.tool} tool was turned off in settings")
+
+    def describe_tools(self) -> list[dict[str, Any]]:
+        """Every tool with its level, default, source (built-in or MCP server) and availability here."""
+        return self.registry.describe()
+
+    def wait_mcp_started(self, timeout_s: float | None = None) -> bool:
+        """Wait until every MCP server has either listed its tools or failed to start (each has its own start
+        timeout, so this ends); False if `timeout_s` passed first. For listings such as `venus tools`."""
+        with self._mcp_heard:
+            return self._mcp_heard.wait_for(lambda: set(self.mcp) <= set(self._mcp_states), timeout_s)
+
     def pending_confirmations(self) -> list[str]:
         """Tasks waiting for the user's yes or no, oldest first."""
         return self.executor.awaiting_confirmation()
@@ -117,23 +142,37 @@ class Harness:
     def handle_user_text(self, text: str, source: str = "voice", asked: str | None = None) -> Reply | None:
         """Act on what the user said or typed: answer a pending confirmation, or cancel the newest task.
 
-        A yes or no answers `asked` (the confirmation the user was asked about last) while it is pending, otherwise
-        the oldest pending one: questions are asked in the order they came, so that is the one being asked.
+        The answer is read from the whole utterance (harness.replies.read_answer). It applies to the task it
+        names ("the second one", "the note"), else to `asked`: the confirmation the runtime asked about aloud
+        and the user heard. A spoken answer with nothing asked aloud answers nothing (the question may only be
+        on screen, or the words were meant for someone else); a typed one answers `asked` or else the oldest
+        pending question, which is the one shown first. Returns "unclear" when the answer is both yes and no,
+        or names no single task: nothing is decided and the question should be asked again.
         Only call this with the user's own words; tool output and the assistant's text must never reach it.
         """
-        reply = interpret_reply(text)
-        if reply is None:
-            return None
         waiting = self.pending_confirmations()
-        if waiting and reply in ("yes", "no"):
-            self.answer_confirmation(asked if asked in waiting else waiting[0], reply == "yes", source)
-            return reply
-        if reply == "cancel":
+        tools = {task_id: record.tool for task_id in waiting if (record := self.store.get_task(task_id)) is not None}
+        answer = read_answer(text, waiting, tools)
+        if answer.reply == "cancel":
             active = self.active_tasks()
             if active:
                 self.cancel(active[-1], reason=f'the user said "{text.strip()}"')
-                return reply
-        return None
+                return "cancel"
+            return None
+        if answer.reply is None or not waiting:
+            return None
+        if source == "voice" and asked not in waiting:
+            return None
+        if answer.reply == "unclear" or answer.ambiguous:
+            return "unclear"
+        target = answer.task_id or (asked if asked in waiting else waiting[0])
+        self.answer_confirmation(target, answer.reply == "yes", source)
+        return answer.reply
+
+    @staticmethod
+    def reads_as_answer(text: str) -> bool:
+        """The words are a yes, a no or both, read from the whole utterance (whoever said them)."""
+        return read_answer(text).reply in ("yes", "no", "unclear")
 
     def on_timeline_event(self, event: Event) -> None:
         """A timeline subscriber: the user's transcripts and typed text may answer or cancel; nothing else can."""
@@ -141,11 +180,6 @@ class Harness:
             self.handle_user_text(event.text, "voice")
         elif isinstance(event, UserText):
             self.handle_user_text(event.text, "ui")
-
-    @staticmethod
-    def render_result(event: DelegationResult) -> str:
-        """A result as it should enter the model's context: fenced and marked as untrusted data."""
-        return render_untrusted(event.tool, event.task_id, event.result, event.summary)
 
     def flush(self, timeout_s: float = 10.0) -> bool:
         """Wait until every event so far has been delivered to `emit`."""
@@ -196,5 +230,8 @@ class Harness:
         else:
             for tool in status.tools:
                 self.registry.unregister(tool.name)
+        with self._mcp_heard:
+            self._mcp_states[status.server] = status.state
+            self._mcp_heard.notify_all()
         level = {MCPState.READY: "info", MCPState.GAVE_UP: "error"}.get(status.state, "warning")
         self._pump.put(SystemNotice(level=level, code=f"mcp-server-{status.state}", text=status.text))

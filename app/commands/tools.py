@@ -29,9 +29,7 @@ def _run(args: argparse.Namespace) -> int:
         harness = Harness(loaded.settings.harness, lambda e: notices.append(getattr(e, "text", "")),
                           store_path=Path(scratch) / "tasks.db")
         try:
-            wait = getattr(harness, "wait_mcp_started", None)
-            if wait is not None:
-                wait()
+            harness.wait_mcp_started()  # each server has a start timeout of its own
             rows = harness.describe_tools()
         finally:
             harness.shutdown()

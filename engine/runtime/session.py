@@ -9,6 +9,7 @@ LLM gets more only where cores are plentiful (`choose_threads`).
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -16,6 +17,7 @@ from typing import Any
 from engine.runtime.mouth import Mouth, TextMouth
 from engine.runtime.runtime import Runtime, RuntimeOptions
 from engine.settings import Settings
+from engine.timeline import events as ev
 from engine.timeline.timeline import Timeline
 
 log = logging.getLogger(__name__)
@@ -134,6 +136,8 @@ def open_session(
         the_harness = Harness(settings.harness, timeline.append)
     tools = the_harness.tool_specs() if the_harness is not None else ()
     conversation = Conversation(timeline, shared.backend, ConversationOptions.from_settings(settings.llm), tools=tools)
+    if the_harness is not None:
+        timeline.subscribe(_tool_list_follower(the_harness, conversation))
     speech = None
     runtime_ref: list[Runtime] = []
 
@@ -179,3 +183,15 @@ def open_session(
     return Session(settings=settings, timeline=timeline, runtime=runtime, conversation=conversation, mouth=mouth,
                    speech=speech, harness=the_harness, store=store, vision=vision, shared=shared,
                    owns_shared=owns_shared)
+
+
+def _tool_list_follower(the_harness: Any, conversation: Any) -> Callable[[Any], None]:
+    """A timeline subscriber: MCP servers start in the background and may crash and come back, so the tools
+    offered to the model follow their notices (a server's tools are offered once it listed them)."""
+    from engine.llm.control import as_tool_specs
+
+    def follow(event: Any) -> None:
+        if isinstance(event, ev.SystemNotice) and event.code.startswith("mcp-server-"):
+            conversation.tools = as_tool_specs(the_harness.tool_specs())
+
+    return follow
