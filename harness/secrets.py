@@ -12,10 +12,12 @@ from engine.errors import SecretError
 from engine.secrets import (
     KEYRING_SERVICE,
     MASK,
+    MIN_SECRET_LENGTH,
     PROCESS_REDACTOR,
     SECRET_PREFIX,
     Redactor,
     install_log_redaction,
+    looks_secret,
 )
 
 __all__ = ["KEYRING_SERVICE", "MASK", "PROCESS_REDACTOR", "SECRET_PREFIX", "Redactor", "SecretVault",
@@ -59,6 +61,16 @@ class SecretVault:
             pass
 
     def resolve_env(self, env: dict[str, str]) -> dict[str, str]:
-        """Replace every "keyring:NAME" value with the secret NAME; other values pass unchanged."""
-        return {key: self.fetch(value[len(SECRET_PREFIX):]) if value.startswith(SECRET_PREFIX) else value
-                for key, value in env.items()}
+        """Replace every "keyring:NAME" value with the secret NAME; other values pass unchanged.
+
+        A credential written in clear (a *_TOKEN variable, an Authorization header, an "sk-..." value) is
+        masked too: settings warn about it, but until it is moved into the keyring it must not reach a log.
+        """
+        resolved = {}
+        for key, value in env.items():
+            if value.startswith(SECRET_PREFIX):
+                value = self.fetch(value[len(SECRET_PREFIX):])
+            elif looks_secret(key, value) and len(value) >= MIN_SECRET_LENGTH:
+                self.redactor.add(value)
+            resolved[key] = value
+        return resolved

@@ -189,6 +189,25 @@ def test_mcp_env_secret_never_reaches_the_timeline_or_task_rows(venus_log):
         vault.delete(name)
 
 
+def test_a_token_written_in_clear_for_an_mcp_server_is_masked_too(venus_log):
+    value = fresh_key()
+    servers = {"vault": {"command": sys.executable, "args": [ECHO_SERVER], "env": {"API_TOKEN": value},
+                         "permission": "allow"}}
+    harness, timeline = make_harness(mcp_servers=servers)
+    try:
+        wait_until(lambda: "vault__reveal_env" in {s["name"] for s in harness.tool_specs()}, timeout_s=30,
+                   what="the vault server's tools")
+        revealed = wait_final(timeline, harness.submit("vault__reveal_env", {"name": "API_TOKEN"}))
+        harness.flush()
+    finally:
+        harness.shutdown()
+    assert isinstance(revealed, ev.DelegationResult) and revealed.result == MASK  # the server did get it
+    assert value not in json.dumps([e.to_dict() for e in timeline.events()], default=str)
+    for handler in logging.getLogger().handlers:
+        handler.flush()
+    assert value not in venus_log.read_text(encoding="utf-8")
+
+
 @needs_keyring
 def test_plaintext_secret_is_named_by_doctor_and_moved_into_the_keyring_in_one_click(qtbot, tmp_path):
     token, bearer = "ghp_" + secrets.token_hex(18), "Bearer " + secrets.token_hex(16)
