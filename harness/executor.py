@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import itertools
-import json
 import logging
 import threading
 import uuid
@@ -27,7 +26,7 @@ from harness.emitter import EventPump
 from harness.scheduler import DeadlineScheduler, Scheduled
 from harness.secrets import Redactor
 from harness.store import TaskRecord, TaskState, TaskStore
-from harness.tool import Permission, TaskCancelled, Tool, ToolContext, ToolOutput, ToolRegistry
+from harness.tool import Permission, TaskCancelled, Tool, ToolContext, ToolOutput, ToolRegistry, describe_call
 
 log = logging.getLogger(__name__)
 
@@ -212,10 +211,9 @@ class TaskExecutor:
     def _ask(self, run: _Run) -> None:
         run.state = TaskState.CONFIRMING
         self._record_step(run.task_id, state=TaskState.CONFIRMING)  # if refused, the row says queued: asked again
-        args = json.dumps(run.arguments, ensure_ascii=False, sort_keys=True)
         self._emit(ConfirmationRequested(
             task_id=run.task_id, tool=run.tool.name, arguments=run.arguments,
-            prompt=f"May I run {run.tool.name} with {args}?", timeout_s=self.options.confirm_timeout_s,
+            prompt=f"May I {describe_call(run.tool.spec, run.arguments)}?", timeout_s=self.options.confirm_timeout_s,
         ))
         run.deadline = self._scheduler.call_later(
             self.options.confirm_timeout_s, lambda: self.answer_confirmation(run.task_id, False, "timeout"))

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import subprocess
 import threading
 from collections.abc import Callable, Mapping, Sequence
@@ -53,6 +54,8 @@ class ToolSpec:
     max_permission: Permission = Permission.ALLOW  # the loosest level settings may give (shell: ask)
     idempotent: bool = True  # safe to run again after a crash (resumed instead of reported)
     source: str = "built-in"  # where it comes from: "built-in" or "MCP server NAME"
+    # what a call does, in words for the user's yes: "open {target}" (filled from the arguments)
+    question: str = ""
 
     def __post_init__(self) -> None:
         if not self.name or not all(c.isalnum() or c in "_-" for c in self.name) or len(self.name) > 64:
@@ -62,6 +65,27 @@ class ToolSpec:
         if self.parameters.get("type") != "object":
             raise ValueError(f"tool {self.name!r}: parameters must be a JSON object schema")
         jsonschema.Draft202012Validator.check_schema(dict(self.parameters))
+
+
+def describe_call(spec: ToolSpec, arguments: Mapping[str, Any], limit: int = 80) -> str:
+    """A call in words, for the question the user answers: "open https://example.com", "run this command: ls"."""
+    values = {k: _short(v, limit) for k, v in arguments.items()}
+    if spec.question:
+        try:
+            return spec.question.format_map(values)
+        except (KeyError, IndexError, ValueError):
+            pass  # an argument the wording needs is missing: say it plainly instead
+    what = f"use the {spec.name.split('__')[-1].replace('_', ' ')} tool"
+    if spec.source != "built-in":
+        what += f" of {spec.source}"
+    listed = ", ".join(f"{k.replace('_', ' ')} {v}" for k, v in values.items())
+    return f"{what} with {listed}" if listed else what
+
+
+def _short(value: Any, limit: int) -> str:
+    text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False, default=str)
+    text = " ".join(text.split())
+    return text if len(text) <= limit else text[: limit - 1].rstrip() + "…"
 
 
 @dataclass(frozen=True)

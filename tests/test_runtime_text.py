@@ -133,7 +133,7 @@ def test_ask_tool_confirmation_by_voice_then_result_is_delivered_after_a_gap(bac
         task = harness.submit("create_note", {"title": "shopping", "text": "milk and eggs"})
         assert wait_until(lambda: any(isinstance(e, ev.ConfirmationRequested) for e in timeline.events()))
         # Venus asks out loud (a fixed sentence, no model involved) at the next gap
-        assert wait_until(lambda: any(isinstance(e, ev.AssistantTurnEnd) and "Shall I?" in e.text
+        assert wait_until(lambda: any(isinstance(e, ev.AssistantTurnEnd) and "Say yes or no." in e.text
                                  for e in timeline.events()))
         # the user answers as they would by voice, once the question has been said (the turn's text is on the
         # timeline as it starts; a "yes" over the question itself is an overlap, judged as one)

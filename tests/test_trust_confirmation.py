@@ -115,9 +115,9 @@ def test_a_spoken_yes_approves_the_task_venus_asked_about(backend, tmp_path, wai
         second = harness.submit("create_note", {"title": "garage", "text": "oil change"})
         assert wait_until(lambda: harness.pending_confirmations() == [first, second])
         # Venus asks about the first one first; the user answers once the question was said
-        assert wait_until(lambda: any(isinstance(e, ev.AssistantTurnEnd) and "Shall I?" in e.text
+        assert wait_until(lambda: any(isinstance(e, ev.AssistantTurnEnd) and "Say yes or no." in e.text
                                       for e in timeline.events()), timeout=30)
-        asked = next(e for e in timeline.events() if isinstance(e, ev.AssistantTurnEnd) and "Shall I?" in e.text)
+        asked = next(e for e in timeline.events() if isinstance(e, ev.AssistantTurnEnd) and "Say yes or no." in e.text)
         assert "groceries" in asked.text or "milk" in asked.text, asked.text
         assert runtime.wait_idle(30)
         start = timeline.now_ms()
@@ -156,7 +156,7 @@ def test_background_words_and_a_mixed_answer_approve_nothing_and_venus_asks_agai
                       options=RuntimeOptions(proactive_gap_ms=200)).start()
     try:
         task = harness.submit("create_note", {"title": "groceries", "text": "milk"})
-        assert wait_until(lambda: any("Shall I?" in t for t in _said(timeline)), timeout=30)
+        assert wait_until(lambda: any("Say yes or no." in t for t in _said(timeline)), timeout=30)
         assert runtime.wait_idle(30)
         _speak_final(timeline, "Okay, so tonight on the news they said it would rain.")
         assert runtime.wait_idle(60)
@@ -200,7 +200,7 @@ def test_a_yes_in_another_voice_approves_nothing_and_the_users_own_yes_does(back
                       options=RuntimeOptions(proactive_gap_ms=200)).start()
     try:
         task = harness.submit("create_note", {"title": "groceries", "text": "milk"})
-        assert wait_until(lambda: any("Shall I?" in t for t in _said(timeline)), timeout=30)
+        assert wait_until(lambda: any("Say yes or no." in t for t in _said(timeline)), timeout=30)
         assert runtime.wait_idle(30)
         assert runtime.awaiting_answer
         other = voices("Yes, go ahead.", "en-us+f3")  # a woman's voice; the user enrolled a man's

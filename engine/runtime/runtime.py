@@ -1103,7 +1103,7 @@ class Runtime:
         elif isinstance(event, ev.ConfirmationRequested):
             if event.task_id in (self.harness.pending_confirmations() if self.harness is not None else []):
                 # a yes or no from now on answers this one, once the question was heard
-                self._say(f"Before I go ahead: {_confirmation_text(event)} Shall I? Say yes or no.",
+                self._say(f"Before I go ahead: {_confirmation_text(event)} Say yes or no.",
                           asking=event.task_id)
         else:  # tasks finished or failed: one turn weaves them all in (they are in the context), in words only
             for other in [e for e in ready if not isinstance(e, _URGENT) and e is not event and e in self._deliveries]:
@@ -1131,6 +1131,7 @@ def _reviewable(verdict: OverlapVerdict) -> bool:
 
 def _confirmation_text(event: ev.ConfirmationRequested) -> str:
     if event.prompt:
-        return event.prompt.rstrip(".") + "."
+        prompt = event.prompt.strip()
+        return prompt if prompt.endswith(("?", ".", "!")) else prompt + "."
     args = ", ".join(f"{k} {v}" for k, v in event.arguments.items())
     return f"{re.sub(r'[_-]', ' ', event.tool)} with {args}." if args else f"{event.tool}."

@@ -196,6 +196,7 @@ def desktop_tools() -> list[Tool]:
                       parameters=empty), _clipboard_read, _clipboard_missing),
         Tool(ToolSpec(
             name="write_clipboard", description="Put text on the clipboard.", idempotent=False,
+            question="put this on the clipboard: {text}",
             parameters={"type": "object", "additionalProperties": False, "required": ["text"],
                         "properties": {"text": {"type": "string", "maxLength": MAX_CLIPBOARD_CHARS}}},
         ), _clipboard_write, _clipboard_missing),

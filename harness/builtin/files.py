@@ -202,6 +202,6 @@ def file_tools(roots: AllowedRoots) -> list[Tool]:
                         "name, with the system's default program.",
             parameters={"type": "object", "additionalProperties": False, "required": ["target"],
                         "properties": {"target": {"type": "string", "minLength": 1}}},
-            idempotent=False,
+            idempotent=False, question="open {target}",
         ), tools.open, _no_opener),
     ]

@@ -41,6 +41,7 @@ def note_tools(store: TaskStore) -> list[Tool]:
     return [
         Tool(ToolSpec(
             name="create_note", permission=Permission.ALLOW, description="Save a note for the user.",
+            question="save a note: {text}",
             parameters={"type": "object", "additionalProperties": False, "required": ["text"], "properties": {
                 "text": {"type": "string", "minLength": 1}, "title": {"type": "string"}}},
             idempotent=False,

@@ -39,5 +39,6 @@ def shell_tool(roots: AllowedRoots) -> Tool:
             "timeout_s": {"type": "number", "exclusiveMinimum": 0, "maximum": 600}}},
         permission=Permission.OFF,
         max_permission=Permission.ASK,
+        question="run this command: {command}",
         idempotent=False,
     ), run)
