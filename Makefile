@@ -1,5 +1,5 @@
 # Venus: `make run` sets everything up and starts Venus; `make test` sets up and runs the tests.
-.PHONY: setup run test bench lint clean
+.PHONY: setup run test bench soak lint clean
 
 setup:
 	bash scripts/setup.sh
@@ -14,6 +14,9 @@ bench: setup
 	. scripts/test-services.sh; .venv/bin/python -m bench
 	.venv/bin/python -m bench.intents.run --split test --spoken --smalltalk
 	.venv/bin/python -m bench.intents.questions
+
+soak: setup
+	.venv/bin/python -m bench.soak.run --minutes 30
 
 lint: setup
 	.venv/bin/ruff check app engine harness tests bench
