@@ -21,7 +21,7 @@ if TYPE_CHECKING:
 
 @dataclass(frozen=True)
 class Check:
-    """One line of the report. `status` is ok / warn / fail; fail means the default setup cannot run."""
+    """One line of the report. `status` is ok / info / warn / fail; fail means the default setup cannot run."""
 
     name: str
     status: str
@@ -162,10 +162,14 @@ def _database() -> Check:
 def _settings() -> list[Check]:
     from engine.settings import load_settings
 
-    result = load_settings()
+    path = paths.settings_file()
+    if not path.exists():
+        return [Check("settings", "info", f"{path} not created yet: defaults in use",
+                      "the first-run setup or Settings creates it")]
+    result = load_settings(keep_copy=False)  # the doctor only reads: no copy of a broken file
     if result.problem:
-        return [Check("settings", "warn", result.problem, "fix the field named, or delete the file")]
-    return [Check("settings", "ok", str(paths.settings_file())), _secrets_in(result.settings)]
+        return [Check("settings", "warn", result.problem, f"fix the field named in {path}, or delete the file")]
+    return [Check("settings", "ok", str(path)), _secrets_in(result.settings)]
 
 
 def _secrets_in(settings: Settings) -> Check:
@@ -187,7 +191,7 @@ def run_checks() -> list[Check]:
 
 def format_report(checks: list[Check]) -> str:
     """Human-readable report, one line per check plus the fix under it."""
-    marks = {"ok": "[ ok ]", "warn": "[warn]", "fail": "[FAIL]"}
+    marks = {"ok": "[ ok ]", "info": "[info]", "warn": "[warn]", "fail": "[FAIL]"}
     lines = []
     for c in checks:
         lines.append(f"{marks[c.status]} {c.name}: {c.detail}")

@@ -222,8 +222,34 @@ def _describe(err: ValidationError) -> str:
     return "; ".join(parts)
 
 
-def load_settings(path: Path | None = None) -> LoadResult:
-    """Read settings; a missing file gives defaults, a bad one gives defaults plus a kept copy and the reason."""
+def _kept_copy(path: Path) -> tuple[Path, bool]:
+    """A copy of the broken file beside it: the one already kept for these same bytes, else a new one.
+
+    The broken file itself stays where the user edits it; the copy only guards the hand edits against the
+    next save from the app. Returns the copy and whether it was made now.
+    """
+    data = path.read_bytes()
+    for earlier in sorted(path.parent.glob(f"{path.name}.bad-*")):
+        try:
+            if earlier.read_bytes() == data:
+                return earlier, False
+        except OSError:
+            continue
+    stamp = time.strftime("%Y%m%d-%H%M%S")
+    backup, n = path.with_name(f"{path.name}.bad-{stamp}"), 1
+    while backup.exists():
+        n += 1
+        backup = path.with_name(f"{path.name}.bad-{stamp}-{n}")
+    shutil.copy2(path, backup)
+    return backup, True
+
+
+def load_settings(path: Path | None = None, *, keep_copy: bool = True) -> LoadResult:
+    """Read settings; a missing file gives defaults, a bad one gives defaults and the reason.
+
+    A bad file is left in place and copied aside once per distinct content (`keep_copy`; `venus doctor` only
+    reads, so it passes False), so launching again and again with the same mistake leaves one copy.
+    """
     path = path or paths.settings_file()
     if not path.exists():
         return LoadResult(settings=Settings())
@@ -236,10 +262,12 @@ def load_settings(path: Path | None = None) -> LoadResult:
         settings = Settings.model_validate(raw)
     except (ValueError, ValidationError) as exc:
         reason = _describe(exc) if isinstance(exc, ValidationError) else str(exc)
-        backup = path.with_name(f"{path.name}.bad-{time.strftime('%Y%m%d-%H%M%S')}")
-        shutil.copy2(path, backup)
-        problem = f"{path} is invalid ({reason}); Venus started on default settings and kept the file as {backup}"
-        log.warning(problem)
+        problem = f"{path} is invalid ({reason}); Venus uses the default settings until it is fixed"
+        if not keep_copy:
+            return LoadResult(settings=Settings(), problem=problem)
+        backup, new = _kept_copy(path)
+        problem += f" (your file is also kept as {backup})"
+        log.log(logging.WARNING if new else logging.INFO, problem)
         return LoadResult(settings=Settings(), problem=problem, backup=backup)
     if migrated_from is not None:
         save_settings(settings, path)

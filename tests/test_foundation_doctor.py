@@ -28,6 +28,8 @@ def test_doctor_reports_this_machine_and_verified_models() -> None:
     line = next(line for line in out.splitlines() if "audio input:" in line)
     assert line.endswith(", ".join(inputs) or "none")
     assert "keyring:" in out and "database:" in out and "cpu:" in out
+    # this test's config folder is empty: no settings file is not "ok", and it is no problem either
+    assert "[info] settings: " in out and "not created yet: defaults in use" in out, out
 
 
 def test_doctor_fails_with_the_fix_when_a_default_model_is_missing(tmp_path) -> None:

@@ -4,6 +4,9 @@ from __future__ import annotations
 
 import hashlib
 import http.server
+import os
+import subprocess
+import sys
 import threading
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -11,7 +14,7 @@ from dataclasses import dataclass, field
 import pytest
 
 from engine.errors import DownloadError
-from engine.models.download import DownloadOptions, download
+from engine.models.download import ChecksumFormatError, DownloadOptions, download
 
 
 @dataclass
@@ -103,3 +106,44 @@ def test_unreachable_server_keeps_the_partial_and_says_how_to_resume(tmp_path) -
 def test_bad_checksum_argument_is_a_value_error(tmp_path) -> None:
     with pytest.raises(ValueError, match="64 hex digits"):
         download("http://127.0.0.1:9/x", "xyz", tmp_path / "x")
+    with pytest.raises(ChecksumFormatError, match=r"not hex \('g'\)"):
+        download("http://127.0.0.1:9/x", "g" * 64, tmp_path / "x")
+
+
+def _venus_models_download(url: str, sha256: str, models_dir) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "app.cli", "models", "download", url, "--sha256", sha256],
+                          capture_output=True, text=True, timeout=120,
+                          env={**os.environ, "VENUS_MODELS_DIR": str(models_dir)})
+
+
+def _error_line(proc: subprocess.CompletedProcess) -> str:
+    """The last stderr line, after asserting the command failed without a traceback."""
+    assert proc.returncode == 1, proc.stdout + proc.stderr
+    assert "Traceback" not in proc.stderr, proc.stderr
+    return proc.stderr.strip().splitlines()[-1]
+
+
+def test_venus_models_download_with_a_malformed_checksum_says_so_in_one_line(server, tmp_path) -> None:
+    """`--sha256 00` fails before any byte is fetched, with one line naming the problem and no traceback."""
+    url, served = server
+    proc = _venus_models_download(url, "00", tmp_path / "models")
+    line = _error_line(proc)
+    assert line.startswith("venus: --sha256 must be 64 hex digits, got '00' (2 characters)")
+    assert line.endswith("[download-bad-checksum]") and proc.stderr.count("\n") == 1
+    assert served.requests == [] and not (tmp_path / "models").exists()
+
+
+def test_venus_models_download_with_a_wrong_checksum_names_the_mismatch(server, tmp_path) -> None:
+    """A well-formed but wrong checksum downloads, finds the mismatch, deletes the file and says both sums."""
+    url, served = server
+    proc = _venus_models_download(url, "0" * 64, tmp_path / "models")
+    line = _error_line(proc)
+    actual = hashlib.sha256(served.payload).hexdigest()
+    assert line.startswith("venus: checksum mismatch:") and actual in line and "expected " + "0" * 64 in line
+    assert line.endswith("[download-failed]")
+    assert list((tmp_path / "models").iterdir()) == []
+
+
+def test_venus_models_download_rejects_a_url_that_is_not_http(tmp_path) -> None:
+    proc = _venus_models_download("file:///etc/passwd", "a" * 64, tmp_path / "models")
+    assert "is not an http:// or https:// URL" in _error_line(proc)

@@ -71,7 +71,25 @@ def test_broken_file_starts_on_defaults_keeps_a_copy_and_names_the_field(content
     assert result.settings == Settings()
     assert field in result.problem
     assert result.backup is not None and result.backup.read_text() == content
-    assert str(result.backup) in result.problem
+    assert str(result.backup) in result.problem and "default settings until it is fixed" in result.problem
+    assert paths.settings_file().read_text() == content, "the broken file stays where the user edits it"
+
+
+def test_a_broken_file_is_copied_aside_once_not_on_every_launch() -> None:
+    """Launching again and again with the same mistake keeps one copy; a new mistake gets its own; reading does not."""
+    settings_file = paths.settings_file()
+    settings_file.write_text('{"llm": {"n_ctx": "huge"}}')
+    first = load_settings()
+    assert [load_settings().backup for _ in range(3)] == [first.backup] * 3
+    assert sorted(settings_file.parent.glob("settings.json.bad-*")) == [first.backup]
+    settings_file.write_text('{"llm": {"n_ctx": "enormous"}}')
+    second = load_settings()
+    assert second.backup != first.backup and second.backup.read_text() == '{"llm": {"n_ctx": "enormous"}}'
+    assert first.backup.read_text() == '{"llm": {"n_ctx": "huge"}}'
+    settings_file.write_text('{"vad": {"threshold": 7}}')
+    looked = load_settings(keep_copy=False)
+    assert "vad.threshold" in looked.problem and looked.backup is None
+    assert len(list(settings_file.parent.glob("settings.json.bad-*"))) == 2
 
 
 def test_secrets_have_no_place_in_the_file() -> None:
@@ -85,9 +103,11 @@ def test_assignment_is_validated_up_front() -> None:
         s.llm.temperature = -1
 
 
-def test_app_starts_with_a_broken_settings_file() -> None:
+def test_doctor_reports_a_broken_settings_file_and_copies_nothing() -> None:
     paths.settings_file().write_text('{"asr": {"beam_size": 0}}')
     proc = subprocess.run([sys.executable, "-m", "app.cli", "doctor"], capture_output=True, text=True, timeout=300)
     assert proc.returncode == 0, proc.stdout + proc.stderr  # it ran to the end on the defaults
-    assert "asr.beam_size" in proc.stdout
-    assert "kept the file as" in proc.stdout
+    line = next(line for line in proc.stdout.splitlines() if " settings:" in line)
+    assert line.startswith("[warn]") and "asr.beam_size" in line and "default settings until it is fixed" in line
+    assert "fix: fix the field named in" in proc.stdout
+    assert list(paths.settings_file().parent.glob("settings.json.bad-*")) == [], "the doctor only reads"

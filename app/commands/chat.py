@@ -6,8 +6,16 @@ import argparse
 
 
 def _run(args: argparse.Namespace) -> int:
+    from pathlib import Path
+
+    from engine.audio.files import audio_file_info, check_output_file
     from engine.runtime.chat import run_chat_command
 
+    # before any model loads: a wrong path is "cannot read X: no such file" at once, not a device error later
+    if args.mic:
+        audio_file_info(Path(args.mic))
+    if args.speaker:
+        check_output_file(Path(args.speaker))
     return run_chat_command(args)
 
 

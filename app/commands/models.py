@@ -54,11 +54,23 @@ def _import(args: argparse.Namespace) -> int:
 
 
 def _download(args: argparse.Namespace) -> int:
-    from engine.models.download import text_progress
+    from engine.models.download import parse_sha256, text_progress
     from engine.models.manage import download_model
 
-    entry = download_model(args.url, args.sha256, args.id, progress=text_progress(sys.stderr))
-    print(f"\ndownloaded and verified {entry.id} at {entry.primary}")
+    sha256 = parse_sha256(args.sha256)  # a malformed checksum fails before any byte is fetched
+    shown = []
+    bar = text_progress(sys.stderr)
+
+    def progress(done: int, total: int | None) -> None:
+        shown.append(True)
+        bar(done, total)
+
+    try:
+        entry = download_model(args.url, sha256, args.id, progress=progress)
+    finally:
+        if shown:  # end the progress bar's line, so what follows (the result or the error) has its own
+            sys.stderr.write("\n")
+    print(f"downloaded and verified {entry.id} at {entry.primary}")
     return 0
 
 

@@ -5,6 +5,7 @@ The same pipeline then runs without devices, for tests, `venus chat --mic/--spea
 
 from __future__ import annotations
 
+import os
 import threading
 import time
 from collections.abc import Callable
@@ -18,6 +19,56 @@ from engine.errors import AudioDeviceError
 Consumer = Callable[[np.ndarray], None]  # receives one block of mono float32 at the source's rate
 Renderer = Callable[[np.ndarray], None]  # fills one block of mono float32 at the sink's rate
 
+_AUDIO_FILE_FIX = "give a WAV, FLAC or OGG file (any rate and channel count), e.g. made with `sox` or `espeak-ng -w`"
+
+
+class AudioFileError(AudioDeviceError):
+    """An audio file standing in for the microphone or speaker cannot be read or written (no device is involved)."""
+
+    code = "audio-file-unreadable"
+
+
+def _unreadable_reason(path: Path) -> str | None:
+    """Why `path` cannot be opened for reading, in words, or None when the file system allows it."""
+    if not path.exists():
+        return "no such file" if path.parent.is_dir() else f"the folder {path.parent} does not exist"
+    if path.is_dir():
+        return "it is a folder, not a file"
+    if not os.access(path, os.R_OK):
+        return "permission denied"
+    if path.stat().st_size == 0:
+        return "the file is empty"
+    return None
+
+
+def audio_file_info(path: Path) -> sf._SoundFileInfo:
+    """The header of an input audio file, or an AudioFileError saying "cannot read PATH: <reason>" and the fix."""
+    path = Path(path)
+    reason = _unreadable_reason(path)
+    if reason is None:
+        try:
+            info = sf.info(str(path))
+        except (RuntimeError, sf.LibsndfileError) as exc:
+            # libsndfile says "Error opening '...': Format not recognised." (or "System error."): keep its last words
+            reason = "not an audio file libsndfile can read (" + str(exc).rsplit(":", 1)[-1].strip().rstrip(".") + ")"
+        else:
+            if info.frames <= 0:
+                reason = "the file holds no audio frames"
+            else:
+                return info
+    raise AudioFileError(f"cannot read {path}: {reason}", fix=_AUDIO_FILE_FIX)
+
+
+def check_output_file(path: Path) -> None:
+    """Raise AudioFileError ("cannot write PATH: <reason>") unless a WAV can be created at `path`."""
+    path = Path(path)
+    if not path.parent.is_dir():
+        raise AudioFileError(f"cannot write {path}: the folder {path.parent} does not exist", fix="create it first")
+    if path.is_dir():
+        raise AudioFileError(f"cannot write {path}: it is a folder", fix="give a file name such as out.wav")
+    if not os.access(path if path.exists() else path.parent, os.W_OK):
+        raise AudioFileError(f"cannot write {path}: permission denied", fix="choose a folder you can write to")
+
 
 class FileSource:
     """Reads a WAV (any rate, mixed to mono) and delivers it in blocks at real-time pace or as fast as possible.
@@ -29,11 +80,7 @@ class FileSource:
         if block_ms < 1 or tail_s < 0:
             raise ValueError(f"block_ms must be >= 1 and tail_s >= 0, got {block_ms}, {tail_s}")
         path = Path(path)
-        try:
-            info = sf.info(str(path))
-        except (RuntimeError, sf.LibsndfileError) as exc:
-            raise AudioDeviceError(f"the input file {path} cannot be read ({exc})",
-                                   fix="give a WAV/FLAC/OGG file, e.g. made with `sox` or `espeak-ng -w`") from exc
+        info = audio_file_info(path)
         self.path = path
         self.sample_rate = int(info.samplerate)
         self.realtime = realtime
@@ -82,8 +129,7 @@ class FileSink:
         if sample_rate < 8000 or blocksize_ms < 1:
             raise ValueError(f"sample_rate must be >= 8000 and blocksize_ms >= 1, got {sample_rate}, {blocksize_ms}")
         self.path = Path(path)
-        if not self.path.parent.exists():
-            raise AudioDeviceError(f"the output folder {self.path.parent} does not exist", fix="create it first")
+        check_output_file(self.path)
         self.sample_rate = sample_rate
         self.blocksize = max(1, sample_rate * blocksize_ms // 1000)
         self._session_ms = session_ms

@@ -23,6 +23,34 @@ log = logging.getLogger(__name__)
 
 ProgressCallback = Callable[[int, int | None], None]  # (bytes so far, total bytes or None)
 
+_HEX = frozenset("0123456789abcdef")
+
+
+class ChecksumFormatError(DownloadError, ValueError):
+    """The expected checksum given is not a sha256 (64 hex digits); nothing was downloaded."""
+
+    code = "download-bad-checksum"
+
+
+def parse_sha256(text: str) -> str:
+    """`text` as a lower-case sha256 hex digest, or a ChecksumFormatError saying what is wrong with it."""
+    digest = text.strip().lower()
+    if len(digest) != 64 or not set(digest) <= _HEX:
+        bad = sorted(set(digest) - _HEX)
+        what = f"{len(digest)} characters" if len(digest) != 64 else f"not hex ({''.join(bad)!r})"
+        raise ChecksumFormatError(f"--sha256 must be 64 hex digits, got {text!r} ({what})",
+                                  fix="copy the file's full sha256 from where you found the download")
+    return digest
+
+
+def _check_url(url: str) -> None:
+    try:
+        scheme = httpx.URL(url).scheme
+    except httpx.InvalidURL as exc:
+        raise DownloadError(f"{url!r} is not a valid URL ({exc})", fix="give an http:// or https:// address") from exc
+    if scheme not in ("http", "https"):
+        raise DownloadError(f"{url!r} is not an http:// or https:// URL", fix="give the download's web address")
+
 
 @dataclass(frozen=True)
 class DownloadOptions:
@@ -55,13 +83,21 @@ def download(
     options: DownloadOptions = DownloadOptions(),
 ) -> Path:
     """Download `url` to `dest` (default: models folder + the URL's file name), resuming and verifying."""
-    if len(sha256) != 64 or any(c not in "0123456789abcdef" for c in sha256.lower()):
-        raise ValueError(f"--sha256 must be 64 hex digits, got {sha256!r}")
-    sha256 = sha256.lower()
+    sha256 = parse_sha256(sha256)
+    _check_url(url)
     name = url.rstrip("/").rsplit("/", 1)[-1].split("?")[0] or "model.bin"
     dest = dest or paths.models_dir() / name
-    dest.parent.mkdir(parents=True, exist_ok=True)
     part = dest.with_name(dest.name + ".part")
+    try:
+        return _fetch(url, sha256, dest, part, progress, options)
+    except OSError as exc:  # the disk, not the network: full, read-only, no permission
+        raise DownloadError(f"cannot write {exc.filename or part}: {exc.strerror or exc}",
+                            fix=f"free space or choose another models folder (VENUS_MODELS_DIR); now {dest.parent}") from exc
+
+
+def _fetch(url: str, sha256: str, dest: Path, part: Path, progress: ProgressCallback | None,
+           options: DownloadOptions) -> Path:
+    dest.parent.mkdir(parents=True, exist_ok=True)
     digest = _hash_existing(part) if part.exists() else hashlib.sha256()
     have = part.stat().st_size if part.exists() else 0
     total: int | None = None
@@ -102,7 +138,7 @@ def download(
     if digest.hexdigest() != sha256:
         part.unlink(missing_ok=True)
         raise DownloadError(
-            f"{url} downloaded with sha256 {digest.hexdigest()}, expected {sha256}; the partial file was deleted",
+            f"checksum mismatch: {url} has sha256 {digest.hexdigest()}, expected {sha256}; the download was deleted",
             fix="check the checksum, or the URL points to a different file",
         )
     os.replace(part, dest)

@@ -18,7 +18,7 @@ from pathlib import Path
 import numpy as np
 import soundfile as sf
 
-from engine.errors import AudioDeviceError
+from engine.audio.files import audio_file_info
 from engine.runtime.session import Shared, load_shared, open_session
 from engine.settings import Settings, load_settings
 
@@ -32,11 +32,7 @@ def run_case(settings: Settings, input_wav: Path, output_wav: Path, *, shared: S
              timeline_path: Path | None = None, video: str | None = None, drain_s: float = DRAIN_S,
              echo: bool = False) -> dict:
     """Run one conversation in real time; returns a small summary (turns, interruptions, duration)."""
-    try:
-        info = sf.info(str(input_wav))
-    except Exception as exc:
-        raise AudioDeviceError(f"the input {input_wav} is not a readable audio file ({exc})",
-                               fix="give a WAV/FLAC/OGG file of any rate and channel count") from exc
+    info = audio_file_info(input_wav)
     input_seconds = info.frames / info.samplerate
     if not echo:
         # The input is the user's channel alone (as in Full-Duplex-Bench): no acoustic path carries Venus's
@@ -116,6 +112,8 @@ def run_duplex_command(args: argparse.Namespace) -> int:
             print("venus duplex: --input needs --output OUT.wav", file=sys.stderr)
             return 2
         jobs = [(Path(args.input), Path(args.output), Path(args.timeline) if args.timeline else None)]
+    for input_wav, _output, _timeline in jobs:  # before the models load: a wrong path fails in a second
+        audio_file_info(input_wav)
     shared = load_shared(settings, speech=True)
     try:
         warm_up(settings, shared)
