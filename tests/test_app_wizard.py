@@ -1,7 +1,9 @@
 """First-run wizard, device checks, tray and run_app, on real widgets and real devices where the machine has them."""
 
 import os
+import shutil
 import threading
+from pathlib import Path
 
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 
@@ -9,13 +11,15 @@ import cv2  # noqa: E402
 import numpy as np  # noqa: E402
 import pytest  # noqa: E402
 from PySide6.QtCore import QTimer  # noqa: E402
-from PySide6.QtWidgets import QApplication, QWizard  # noqa: E402
+from PySide6.QtWidgets import QApplication, QLabel, QWizard  # noqa: E402
 
 from app.controller import TimelineController  # noqa: E402
 from app.device_checks import SystemDeviceChecks, rms_dbfs  # noqa: E402
 from app.main_window import MainWindow, run_app  # noqa: E402
+from app.theme import apply_theme  # noqa: E402
 from app.tray import Tray  # noqa: E402
-from app.wizard import FirstRunWizard  # noqa: E402
+from app.wizard import FirstRunWizard, WizardSources  # noqa: E402
+from app.wizard_choices import Choice, Machine, recommend_model  # noqa: E402
 from engine.settings import Settings, load_settings  # noqa: E402
 from engine.timeline import Timeline  # noqa: E402
 from engine.timeline.events import Kind  # noqa: E402
@@ -40,56 +44,218 @@ def config(tmp_path, monkeypatch):
     return tmp_path
 
 
-@needs_pulse
-def test_first_run_wizard_completes_and_saves(qtbot, config):
-    """On working devices every check passes and says so; finishing marks first run done and saves."""
-    settings = Settings()
-    settings.camera.device = str(_video(config / "camera.avi"))
-    wizard = FirstRunWizard(settings, settings_path=config / "settings.json")
+REPO = Path(__file__).resolve().parents[1]
+PAGES = ["welcome", "microphone", "speaker", "voice", "language", "model", "camera", "tools", "summary"]
+
+
+def _wizard(qtbot, settings, config, **kwargs) -> FirstRunWizard:
+    wizard = FirstRunWizard(settings, settings_path=config / "settings.json", **kwargs)
     qtbot.addWidget(wizard)
     wizard.show()
+    return wizard
+
+
+def _go_to(wizard, page) -> None:
+    while wizard.currentPage() is not page:
+        wizard.next()
+
+
+def _check(qtbot, page, timeout=30000):
+    page.run_check()
+    qtbot.waitUntil(lambda: page.result is not None, timeout=timeout)
+    return page.result
+
+
+def _pick(box, value) -> None:
+    index = box.findData(value)
+    assert index >= 0, f"{value!r} not offered"
+    box.setCurrentIndex(index)
+
+
+def _grab(page_name: str, wizard, folder: Path) -> Path:
+    """Render the wizard as it stands into a PNG; assert it is a real rendering, not a blank surface."""
+    image = wizard.grab().toImage()
+    colours = {image.pixel(x, y) for x in range(0, image.width(), 7) for y in range(0, image.height(), 7)}
+    assert len(colours) > 4, f"the {page_name} page rendered blank"
+    path = folder / f"wizard-{PAGES.index(page_name) + 1}-{page_name}.png"
+    assert image.save(str(path)) and path.stat().st_size > 5_000
+    return path
+
+
+@needs_pulse
+def test_first_run_wizard_tests_each_choice_and_saves_them(qtbot, config):
+    """On working devices every page's check passes and says so, the microphone's meter moves while it records,
+    the voice preview is heard by the microphone, and Finish saves the choices; each page is rendered to a PNG."""
+    apply_theme(QApplication.instance(), "light")
+    settings = Settings()
+    video = str(_video(config / "camera.avi"))
+    wizard = _wizard(qtbot, settings, config)
+    shots = config / "shots"
+    shots.mkdir()
+    _grab("welcome", wizard, shots)
+    checks = SystemDeviceChecks()
+
+    _go_to(wizard, wizard.microphone)
+    levels = []
+    wizard.microphone.level.connect(levels.append)
     # the microphone check hears a tone played meanwhile (PulseAudio's virtual mic hears its virtual speaker)
-    tone = threading.Thread(target=SystemDeviceChecks().play_test_tone, args=(None, 440.0, 2.5))
+    tone = threading.Thread(target=checks.play_test_tone, args=(None, 440.0, 2.5))
     tone.start()
     try:
-        for page in wizard.check_pages()[:3]:
-            wizard.next()
-            assert wizard.currentPage() is page
-            page.run_check()
-            qtbot.waitUntil(lambda page=page: page.result is not None, timeout=30000)
-            assert page.result.ok, page.result.message
-            assert page.verdict.text() == "✔ " + page.result.message and page.button.isEnabled()
+        heard = _check(qtbot, wizard.microphone)
     finally:
         tone.join()
-    assert not wizard.microphone.meter.isHidden() and wizard.microphone.result.level_dbfs > -40
-    assert "160×120" in wizard.camera.result.message
-    wizard.next()  # the model page checks by itself
-    qtbot.waitUntil(lambda: wizard.models.result is not None, timeout=30000)
+    assert heard.ok and heard.level_dbfs > -40, heard.message
+    assert len(levels) >= 5 and max(levels) > -40, "the meter moved while recording, not only at the end"
+    assert wizard.microphone.meter.value() > 0 and wizard.microphone.verdict.text() == "✔ " + heard.message
+    _grab("microphone", wizard, shots)
+
+    _go_to(wizard, wizard.speaker)
+    played = _check(qtbot, wizard.speaker)
+    assert played.ok and "440 Hz" in played.message and wizard.speaker.button.isEnabled()
+    _grab("speaker", wizard, shots)
+
+    _go_to(wizard, wizard.voice)
+    _pick(wizard.voice.voice_box, "espeak:en-gb")
+    listening = {}
+    mic = threading.Thread(target=lambda: listening.update(r=checks.check_microphone(None, seconds=1.2)))
+    wizard.voice.run_check()
+    mic.start()
+    qtbot.waitUntil(lambda: wizard.voice.result is not None, timeout=30000)
+    mic.join()
+    assert wizard.voice.result.ok and "en-gb said" in wizard.voice.result.message, wizard.voice.result.message
+    assert listening["r"].level_dbfs > -40, "the preview was played aloud, not only synthesized"
+    _grab("voice", wizard, shots)
+
+    _go_to(wizard, wizard.language)
+    _grab("language", wizard, shots)
+
+    _go_to(wizard, wizard.models)  # recommends and checks by itself
+    qtbot.waitUntil(lambda: wizard.models.result is not None and wizard.models.recommendation is not None,
+                    timeout=30000)
     assert wizard.models.result.ok, wizard.models.result.message
-    assert "smollm2-135m-instruct-q4_1" in wizard.models.result.message
+    assert wizard.models.model() == wizard.models.recommendation.model_id == "smollm2-135m-instruct-q4_1"
+    _grab("model", wizard, shots)
+
+    _go_to(wizard, wizard.camera)
+    assert not wizard.camera.enabled_box.isChecked(), "the camera is opt-in"
+    wizard.camera.enabled_box.setChecked(True)
+    wizard.camera.device_edit.setText(video)
+    seen = _check(qtbot, wizard.camera)
+    assert seen.ok and "160×120" in seen.message
+    _grab("camera", wizard, shots)
+
+    _go_to(wizard, wizard.tools)
+    qtbot.waitUntil(lambda: wizard.tools.rows is not None, timeout=30000)
+    _grab("tools", wizard, shots)
+    wizard.next()
+    assert wizard.currentPage() is wizard.summary
+    summary = wizard.summary.text.text()
+    assert "Voice: espeak-ng en-gb" in summary and f"Camera: on, {video!r}" in summary
+    _grab("summary", wizard, shots)
+
     wizard.button(QWizard.WizardButton.FinishButton).click()
     assert wizard.result() == QWizard.DialogCode.Accepted
     saved = load_settings(config / "settings.json").settings
-    assert saved.ui.first_run_done and saved.camera.device == settings.camera.device
+    assert saved.ui.first_run_done
+    assert (saved.tts.engine, saved.tts.voice, saved.tts.espeak_voice) == ("espeak", "en-gb", "en-gb")
+    assert saved.camera.enabled and saved.camera.device == video
+    assert saved.llm.model == "smollm2-135m-instruct-q4_1" and saved.asr.language == "en"
+    assert sorted(p.name for p in shots.iterdir()) == sorted(f"wizard-{i}-{n}.png" for i, n in enumerate(PAGES, 1))
+    if os.environ.get("VENUS_UPDATE_SCREENSHOT") == "1":
+        (REPO / "docs" / "screenshots").mkdir(parents=True, exist_ok=True)
+        for shot in shots.iterdir():
+            shutil.copy(shot, REPO / "docs" / "screenshots" / shot.name)
+
+
+def test_every_choice_is_saved_into_the_settings(qtbot, config):
+    """Devices, voice, language, a model other than the recommended one and the camera go into the file."""
+    inputs = [Choice(None, "System default input"), Choice("USB Mic", "USB Mic")]
+    outputs = [Choice(None, "System default output"), Choice("Headphones", "Headphones")]
+    langs = [Choice("en", "English"), Choice("de", "German")]  # as if a multilingual model were installed
+    wizard = _wizard(qtbot, Settings(), config, sources=WizardSources(
+        inputs=lambda: inputs, outputs=lambda: outputs, languages=lambda: langs))
+    _pick(wizard.microphone.device_box, "USB Mic")
+    _pick(wizard.speaker.device_box, "Headphones")
+    _pick(wizard.voice.voice_box, "espeak:en-us")
+    _pick(wizard.language.language_box, "de")
+    _go_to(wizard, wizard.models)
+    qtbot.waitUntil(lambda: wizard.models.recommendation is not None, timeout=30000)
+    other = next(o.id for o in wizard.models.recommendation.options if o.id != wizard.models.recommendation.model_id)
+    _pick(wizard.models.model_box, other)
+    wizard.camera.device_edit.setText("2")
+    _go_to(wizard, wizard.summary)
+    wizard.button(QWizard.WizardButton.FinishButton).click()
+    saved = load_settings(config / "settings.json").settings
+    assert saved.ui.first_run_done
+    assert (saved.audio.input_device, saved.audio.output_device) == ("USB Mic", "Headphones")
+    assert (saved.tts.engine, saved.tts.voice) == ("espeak", "en-us")
+    assert saved.asr.language == saved.conversation.language == "de"
+    assert saved.llm.model == other
+    assert saved.camera.device == 2 and not saved.camera.enabled, "the camera stays off unless ticked"
+    assert saved.vad == Settings().vad and saved.harness == Settings().harness, "nothing else changed"
+
+
+def test_a_voice_choice_reopens_as_chosen(qtbot, config):
+    """The wizard shows the settings in force: a Piper voice, or an espeak voice, preselected."""
+    settings = Settings()
+    settings.tts.engine = "espeak"
+    settings.tts.voice = "en-gb"
+    wizard = _wizard(qtbot, settings, config)
+    assert wizard.voice.voice() == "espeak:en-gb"
+    assert _wizard(qtbot, Settings(), config).voice.voice() == "piper:piper-en-us-joe-medium"
+
+
+def test_languages_no_installed_model_hears_are_greyed_with_the_reason(qtbot, config):
+    wizard = _wizard(qtbot, Settings(), config)
+    box = wizard.language.language_box
+    model = box.model()
+    english, german = box.findData("en"), box.findData("de")
+    assert model.item(english).isEnabled() and box.currentIndex() == english
+    assert not model.item(german).isEnabled() and "needs a multilingual speech model" in box.itemText(german)
+    assert any("written in English for now" in label.text() for label in wizard.language.findChildren(QLabel))
+
+
+def test_model_recommendation_follows_the_cores_and_memory():
+    """The largest installed chat model whose weights fit the machine; a base model only when no chat model fits."""
+    roomy = recommend_model(Machine(ram_bytes=16 * 10**9, cores=8))
+    ids = {o.id: o for o in roomy.options}
+    assert {"smollm2-135m-instruct-q4_1", "gemma3-270m-q4_k_m"} <= set(ids)
+    assert ids["smollm2-135m-instruct-q4_1"].chat and not ids["gemma3-270m-q4_k_m"].chat
+    assert roomy.model_id == "smollm2-135m-instruct-q4_1", "a base model is not preferred over a chat model"
+    assert "8 cores, 16.0 GB of memory" in roomy.reason and "no model catalog" not in roomy.reason
+    tiny = recommend_model(Machine(ram_bytes=300 * 10**6, cores=1))  # 75 MB of weights at most
+    assert not any(o.fits for o in tiny.options)
+    assert tiny.model_id == min(tiny.options, key=lambda o: o.size_bytes).id
+    assert tiny.reason.startswith("None of the installed models fits this machine (1 core, 0.3 GB")
+
+
+def test_tools_page_says_what_runs_what_asks_and_what_is_off(qtbot, config):
+    """The summary comes from the harness with the settings in force: an override shows at once."""
+    settings = Settings()
+    settings.harness.permissions = {"create_note": "ask"}
+    wizard = _wizard(qtbot, settings, config)
+    _go_to(wizard, wizard.tools)
+    qtbot.waitUntil(lambda: wizard.tools.rows is not None, timeout=30000)
+    allow, ask, off = wizard.tools.summary.text().split("\n\n")
+    assert allow.startswith("Runs without asking") and "current time" in allow and "create note" not in allow
+    assert ask.startswith("Asks you first") and "open" in ask and "create note" in ask
+    assert off.startswith("Off") and "run shell command" in off
+    wizard.next()
+    assert "Tools: create note, open" in wizard.summary.text.text()
 
 
 def test_a_failed_check_shows_the_fix_and_does_not_block_finishing(qtbot, config):
     """A camera that is not there fails its check with the fix on the page, and the wizard still finishes."""
     settings = Settings()
     settings.camera.device = str(config / "unplugged.avi")
-    wizard = FirstRunWizard(settings, settings_path=config / "settings.json")
-    qtbot.addWidget(wizard)
-    wizard.show()
-    for _ in range(3):
-        wizard.next()
-    assert wizard.currentPage() is wizard.camera
-    wizard.camera.run_check()
-    qtbot.waitUntil(lambda: wizard.camera.result is not None, timeout=30000)
-    assert not wizard.camera.result.ok
+    wizard = _wizard(qtbot, settings, config)
+    _go_to(wizard, wizard.camera)
+    result = _check(qtbot, wizard.camera)
+    assert not result.ok
     verdict = wizard.camera.verdict.text()
     assert verdict.startswith("✘ ") and "unplugged.avi" in verdict and "Settings → Camera" in verdict
-    wizard.next()
-    qtbot.waitUntil(lambda: wizard.models.result is not None, timeout=30000)
+    _go_to(wizard, wizard.summary)
     wizard.button(QWizard.WizardButton.FinishButton).click()
     assert wizard.result() == QWizard.DialogCode.Accepted
     saved = load_settings(config / "settings.json").settings
@@ -162,6 +328,6 @@ def test_run_app_shows_the_window_and_returns_on_quit(qtbot, config):
         code = run_app(settings, timeline=timeline, settings_path=config / "settings.json")
     finally:
         guard.stop()
-    assert code == 0 and seen["title"] == "Venus" and seen["visible"]
+    assert code == 0 and seen["title"].endswith("Venus") and seen["visible"]
     typed = timeline.events(kinds=[Kind.USER_TEXT])
     assert [e.text for e in typed] == ["hello from run_app"]
