@@ -7,10 +7,13 @@ Outbound: user actions go to the `Controller` on one worker thread, in order, ne
 
 from __future__ import annotations
 
+import json
 import logging
 import threading
 from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor
+from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -41,6 +44,17 @@ def frame_to_image(frame: np.ndarray) -> QImage:
     return image.copy()
 
 
+@dataclass(frozen=True)
+class _Switched:
+    # Travels through the event queue, so events of the old timeline are all delivered before it.
+    timeline: Timeline
+
+
+def conversation_json(events: list[Event]) -> str:
+    """A conversation's events as a JSON array (every field, in timeline order)."""
+    return json.dumps([e.to_dict() for e in events], ensure_ascii=False, indent=1, default=str)
+
+
 class Bridge(QObject):
     """Re-emits timeline events, mic levels and frames as GUI-thread signals; runs user actions off it."""
 
@@ -48,6 +62,9 @@ class Bridge(QObject):
     mic_level = Signal(float)  # dBFS, the latest level (intermediate ones are dropped when the UI lags)
     frame_ready = Signal(QImage)  # the latest camera frame (older ones are dropped when the UI lags)
     action_failed = Signal(str, str)  # (action name, error message) when a controller call raised
+    conversation_switched = Signal(object)  # the Timeline now in use, after every event of the old one
+    conversations_listed = Signal(list, str)  # [ConversationInfo], most recent first; the id in use
+    exported = Signal(str)  # the path a conversation was exported to
 
     _event_posted = Signal(object)
     _level_posted = Signal()
@@ -72,8 +89,11 @@ class Bridge(QObject):
     # ---- inbound: any thread -> GUI thread ------------------------------------------------------------------
 
     @Slot(object)
-    def _deliver_event(self, event: Event) -> None:
-        self.event_received.emit(event)
+    def _deliver_event(self, event: Event | _Switched) -> None:
+        if isinstance(event, _Switched):
+            self.conversation_switched.emit(event.timeline)
+        else:
+            self.event_received.emit(event)
 
     def post_mic_level(self, dbfs: float) -> None:
         """A `LevelSink`: thread-safe; only the newest level waiting for the GUI is kept."""
@@ -154,6 +174,82 @@ class Bridge(QObject):
     def apply_settings(self, settings: Any) -> Future:
         """Hand saved settings to the engine."""
         return self._submit("apply_settings", settings)
+
+    # ---- stored conversations (on the controller worker too: they touch the database) ---------------------------
+
+    def _run(self, name: str, work: Callable[[], None]) -> Future:
+        def run() -> None:
+            try:
+                work()
+            except Exception as exc:  # shown in the window; the conversation goes on
+                log.exception("%s failed", name)
+                self.action_failed.emit(name, str(exc))
+
+        return self._actions.submit(run)
+
+    def _store(self) -> Any:
+        getter = getattr(self.controller, "conversation_store", None)
+        store = getter() if getter is not None else None
+        if store is None:
+            raise RuntimeError("conversations are not being saved in this session (no conversation database)")
+        return store
+
+    def _list_now(self) -> None:
+        getter = getattr(self.controller, "conversation_store", None)
+        store = getter() if getter is not None else None
+        listed = store.list_conversations() if store is not None else []
+        self.conversations_listed.emit(listed, self.timeline.conversation_id)
+
+    def _switch_now(self, conversation_id: str | None) -> None:
+        timeline = self.controller.switch_conversation(conversation_id)  # type: ignore[attr-defined]
+        if self._unsubscribe is not None:
+            self._unsubscribe()
+        self.timeline = timeline
+        self._event_posted.emit(_Switched(timeline))
+        self._unsubscribe = timeline.subscribe(self._event_posted.emit)
+
+    def list_conversations(self) -> Future:
+        """Emit `conversations_listed` with the stored conversations (an empty list when none are stored)."""
+        return self._run("list_conversations", self._list_now)
+
+    def switch_conversation(self, conversation_id: str | None) -> Future:
+        """Go on in another stored conversation (None: start a new one), then list them again."""
+        def work() -> None:
+            if conversation_id != self.timeline.conversation_id:
+                self._switch_now(conversation_id)
+            self._list_now()
+
+        return self._run("switch_conversation", work)
+
+    def rename_conversation(self, conversation_id: str, title: str) -> Future:
+        """Give a stored conversation a new title."""
+        return self._run("rename_conversation", lambda: (self._store().set_title(conversation_id, title),
+                                                         self._list_now()))
+
+    def delete_conversation(self, conversation_id: str) -> Future:
+        """Delete a stored conversation; deleting the one in use starts a new one first."""
+        def work() -> None:
+            if conversation_id == self.timeline.conversation_id:
+                self._switch_now(None)
+            self._store().delete_conversation(conversation_id)
+            self._list_now()
+
+        return self._run("delete_conversation", work)
+
+    def export_conversation(self, conversation_id: str, path: Path, markdown: Callable[[list[Event]], str]) -> Future:
+        """Write a conversation to `path`: JSON for a .json name, else Markdown made by `markdown(events)`."""
+        def work() -> None:
+            if conversation_id == self.timeline.conversation_id:
+                events = self.timeline.events()
+            else:
+                store = self._store()
+                events = store.open_conversation(conversation_id).events()
+                store.close_conversation(conversation_id)
+            text = conversation_json(events) if Path(path).suffix.lower() == ".json" else markdown(events)
+            Path(path).write_text(text, encoding="utf-8")
+            self.exported.emit(str(path))
+
+        return self._run("export_conversation", work)
 
     def close(self, timeout_s: float = 5.0) -> None:
         """Stop listening to the timeline, close the controller and wait for queued actions to finish."""

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Callable
-from typing import Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
 from engine.settings import Settings
 from engine.timeline import Timeline
@@ -23,6 +23,9 @@ from engine.timeline.events import (
     SystemNotice,
     UserText,
 )
+
+if TYPE_CHECKING:
+    from engine.timeline.store import ConversationStore
 
 
 @runtime_checkable
@@ -57,6 +60,17 @@ class Controller(Protocol):
         """Release devices and threads; called once when the window quits."""
 
 
+@runtime_checkable
+class ConversationSwitcher(Protocol):
+    """Optional: a controller whose conversations are stored, so the window can list and switch them."""
+
+    def conversation_store(self) -> ConversationStore | None:
+        """The store of the conversation in use now (None: nothing is stored)."""
+
+    def switch_conversation(self, conversation_id: str | None) -> Timeline:
+        """Go on in a stored conversation (None: a new one); returns the timeline now in use."""
+
+
 ControllerFactory = Callable[[Timeline | None, Settings], Controller]
 """Builds the controller for a window: given a timeline to use (or None to open its own) and the settings.
 The controller's `timeline` attribute is the one the window shows. A controller may also offer
@@ -64,10 +78,17 @@ The controller's `timeline` attribute is the one the window shows. A controller 
 
 
 class TimelineController:
-    """A controller without a runtime: every action becomes the timeline event a runtime would append."""
+    """A controller without a runtime: every action becomes the timeline event a runtime would append.
 
-    def __init__(self, timeline: Timeline | None = None, settings: Settings | None = None) -> None:
-        self.timeline = Timeline() if timeline is None else timeline
+    With a `store`, the conversation is persisted and the window can list, switch, rename and delete them.
+    """
+
+    def __init__(self, timeline: Timeline | None = None, settings: Settings | None = None,
+                 store: ConversationStore | None = None) -> None:
+        if timeline is None:
+            timeline = store.new_conversation() if store is not None else Timeline()
+        self.timeline = timeline
+        self.store = store
         self.settings = settings or Settings()
         self.muted = False
         self.push_to_talk_down = False
@@ -143,6 +164,20 @@ class TimelineController:
         self._record("apply_settings")
         self.settings = settings
 
+    def conversation_store(self) -> ConversationStore | None:
+        """The store given at construction, if any."""
+        return self.store
+
+    def switch_conversation(self, conversation_id: str | None) -> Timeline:
+        """Stop persisting the current conversation here and continue on another (None: a new one)."""
+        self._record("switch_conversation")
+        if self.store is None:
+            raise RuntimeError("conversations are not stored here: start Venus with a conversation database")
+        self.store.close_conversation(self.timeline.conversation_id)
+        self.timeline = (self.store.open_conversation(conversation_id) if conversation_id
+                         else self.store.new_conversation())
+        return self.timeline
+
     def close(self) -> None:
-        """Nothing to release."""
+        """Nothing to release (the store belongs to whoever opened it)."""
         self._record("close")

@@ -1,4 +1,4 @@
-"""The main window: the live conversation, state and mic level, camera preview, text box and voice controls.
+"""The main window: conversations on the left, the live conversation in the middle, tasks and camera on the right.
 
 `run_app` is the entry point the `venus` command calls: it builds the timeline, the controller, the bridge,
 the window and the tray, runs the first-run wizard when needed, and returns Qt's exit code.
@@ -8,15 +8,21 @@ from __future__ import annotations
 
 import logging
 import sys
+import time
+from importlib import metadata
 from pathlib import Path
 
 from PySide6.QtCore import QByteArray, QEvent, QObject, QSettings, Qt, Signal
 from PySide6.QtGui import QAction, QCloseEvent, QKeyEvent, QKeySequence, QShortcut
 from PySide6.QtWidgets import (
     QApplication,
+    QFileDialog,
+    QFrame,
     QHBoxLayout,
+    QLabel,
     QLineEdit,
     QMainWindow,
+    QMessageBox,
     QPushButton,
     QSplitter,
     QVBoxLayout,
@@ -25,13 +31,21 @@ from PySide6.QtWidgets import (
 
 from app.bridge import Bridge
 from app.controller import Controller, ControllerFactory, TimelineController
-from app.theme import apply_theme
-from app.timeline_model import ConversationModel
-from app.widgets import CameraPreview, ConversationView, LevelMeter, StateIndicator
+from app.theme import SPACE, apply_theme
+from app.timeline_model import ConversationModel, RowKind, conversation_markdown
+from app.widgets import (
+    CameraPreview,
+    ConversationList,
+    ConversationView,
+    LevelMeter,
+    StateIndicator,
+    TasksPanel,
+)
+from app.widgets.help import about_html, shortcuts_html
 from engine import paths
 from engine.settings import Settings, save_settings
 from engine.timeline import Event, Timeline
-from engine.timeline.events import Kind
+from engine.timeline.events import Kind, RuntimeStateName
 
 log = logging.getLogger(__name__)
 
@@ -41,11 +55,26 @@ SHORTCUT_PUSH_TO_TALK = Qt.Key.Key_F9  # held down while speaking
 SHORTCUT_SETTINGS = "Ctrl+,"
 SHORTCUT_QUIT = "Ctrl+Q"
 SHORTCUT_FOCUS_TEXT = "Ctrl+L"
+SHORTCUT_NEW_CHAT = "Ctrl+N"
+SHORTCUT_SEARCH = "Ctrl+F"
+SHORTCUT_RENAME = "F2"
+SHORTCUT_EXPORT = "Ctrl+Shift+E"
+SHORTCUT_CAMERA = "Ctrl+K"
+SHORTCUT_HELP = "F1"
+PTT_CLICK_S = 0.35  # a push-to-talk press shorter than this is a click: it keeps listening until the next click
+AUTO_TITLE_WORDS = 6  # an untitled conversation is named after the first words said in it
 
 
 def window_state_store() -> QSettings:
     """Where geometry and splitter positions are remembered (an INI file beside settings.json)."""
     return QSettings(str(paths.config_dir() / "window.ini"), QSettings.Format.IniFormat)
+
+
+def _version() -> str:
+    try:
+        return metadata.version("venus")
+    except metadata.PackageNotFoundError:
+        return ""
 
 
 class MainWindow(QMainWindow):
@@ -62,27 +91,44 @@ class MainWindow(QMainWindow):
         self.bridge = Bridge(timeline, controller, self)
         self.model = ConversationModel(self)
         self.quit_on_close = True  # False while a tray icon can bring the window back
-        self.setWindowTitle(settings.conversation.assistant_name)
+        self._applied_upto = 0  # events of this timeline with a lower seq are already on the view
+        self._ptt_on = False
+        self._ptt_latched = False
+        self._ptt_down_at = 0.0
+        self._titled: set[str] = set()
+        name = settings.conversation.assistant_name
+        self.setWindowTitle(name)
         self.setObjectName("mainWindow")
-        self.setAccessibleName(f"{settings.conversation.assistant_name} main window")
+        self.setAccessibleName(f"{name} main window")
 
-        self.conversation = ConversationView(self.model, assistant_name=settings.conversation.assistant_name)
+        self.conversations = ConversationList()
+        self.conversation = ConversationView(self.model, assistant_name=name)
+        self.tasks = TasksPanel(self.model)
         self.state_indicator = StateIndicator()
         self.level_meter = LevelMeter()
         self.camera = CameraPreview()
+        self.title = QLabel("Conversation")
+        self.title.setObjectName("conversationTitle")
+        self.captions = QLabel()
+        self.captions.setObjectName("captions")
+        self.captions.setWordWrap(True)
+        self.captions.setAccessibleName("Live captions of what you are saying")
+        self.captions.hide()
         self.text_box = QLineEdit()
         self.text_box.setObjectName("textBox")
         self.text_box.setPlaceholderText("Type a message and press Enter…")
         self.text_box.setAccessibleName("Message to the assistant")
         self.send_button = self._button("Send", "Send the typed message")
+        self.send_button.setObjectName("primaryButton")
         self.mute_button = self._button("Mute", f"Mute the microphone ({SHORTCUT_MUTE})", checkable=True)
-        self.talk_button = self._button("Push to talk", "Hold to talk (or hold F9)")
+        self.talk_button = self._button("Push to talk", "Push to talk: hold, or click to talk until the next click (F9)")
         self.stop_button = self._button("Stop talking", f"Stop the assistant speaking ({SHORTCUT_STOP})")
         self._build_layout()
         self._build_actions()
         self._connect()
-        self.model.apply_all(timeline.events())  # a reopened conversation shows its history
+        self._show_timeline(timeline)  # a reopened conversation shows its history
         self._restore_window_state()
+        self.bridge.list_conversations()
 
     def _button(self, text: str, accessible: str, checkable: bool = False) -> QPushButton:
         button = QPushButton(text)
@@ -92,76 +138,211 @@ class MainWindow(QMainWindow):
         return button
 
     def _build_layout(self) -> None:
-        side = QWidget()
-        side_layout = QVBoxLayout(side)
-        side_layout.addWidget(self.state_indicator)
-        side_layout.addWidget(self.level_meter)
-        side_layout.addWidget(self.camera, 1)
-        controls = QHBoxLayout()
-        for button in (self.mute_button, self.talk_button, self.stop_button):
-            controls.addWidget(button)
-        side_layout.addLayout(controls)
-        self.splitter = QSplitter(Qt.Orientation.Horizontal)
-        self.splitter.setObjectName("mainSplitter")
-        self.splitter.addWidget(self.conversation)
-        self.splitter.addWidget(side)
-        self.splitter.setStretchFactor(0, 3)
-        self.splitter.setStretchFactor(1, 1)
+        gap, pad = SPACE[2], SPACE[3]
+        left = QFrame()
+        left.setObjectName("sidePanel")
+        left.setMinimumWidth(260)
+        left_layout = QVBoxLayout(left)
+        left_layout.setContentsMargins(pad, pad, pad, pad)
+        left_layout.setSpacing(gap)
+        heading = QLabel("Conversations")
+        heading.setObjectName("panelTitle")
+        left_layout.addWidget(heading)
+        left_layout.addWidget(self.conversations, 1)
+
+        header = QHBoxLayout()
+        header.setSpacing(gap)
+        header.addWidget(self.title, 1)
+        header.addWidget(self.state_indicator)
+        meter = QVBoxLayout()
+        meter.setSpacing(SPACE[0])
+        mic = QLabel("Microphone")
+        mic.setObjectName("mutedText")
+        meter.addWidget(mic)
+        meter.addWidget(self.level_meter)
+        self.level_meter.setFixedWidth(140)
+        header.addLayout(meter)
         entry = QHBoxLayout()
+        entry.setSpacing(SPACE[1])
         entry.addWidget(self.text_box, 1)
         entry.addWidget(self.send_button)
+        voice = QHBoxLayout()
+        voice.setSpacing(SPACE[1])
+        for button in (self.talk_button, self.mute_button, self.stop_button):
+            voice.addWidget(button)
+        voice.addStretch(1)
+        middle = QWidget()
+        middle_layout = QVBoxLayout(middle)
+        middle_layout.setContentsMargins(SPACE[1], 0, SPACE[1], 0)
+        middle_layout.setSpacing(gap)
+        middle_layout.addLayout(header)
+        middle_layout.addWidget(self.conversation, 1)
+        middle_layout.addWidget(self.captions)
+        middle_layout.addLayout(entry)
+        middle_layout.addLayout(voice)
+
+        right = QFrame()
+        right.setObjectName("rightPanel")
+        right.setMinimumWidth(300)
+        right_layout = QVBoxLayout(right)
+        right_layout.setContentsMargins(pad, pad, pad, pad)
+        right_layout.setSpacing(gap)
+        tasks_title = QLabel("Tasks")
+        tasks_title.setObjectName("panelTitle")
+        right_layout.addWidget(tasks_title)
+        right_layout.addWidget(self.tasks, 1)
+        right_layout.addWidget(self.camera)
+
+        self.splitter = QSplitter(Qt.Orientation.Horizontal)
+        self.splitter.setObjectName("mainSplitter")
+        self.splitter.setHandleWidth(SPACE[1])
+        for widget in (left, middle, right):
+            self.splitter.addWidget(widget)
+        self.splitter.setStretchFactor(0, 0)
+        self.splitter.setStretchFactor(1, 3)
+        self.splitter.setStretchFactor(2, 1)
         central = QWidget()
+        central.setObjectName("central")
         layout = QVBoxLayout(central)
+        layout.setContentsMargins(pad, pad, pad, SPACE[1])
         layout.addWidget(self.splitter, 1)
-        layout.addLayout(entry)
         self.setCentralWidget(central)
         self.statusBar().setAccessibleName("Status messages")
-        self.resize(980, 640)
-        # keyboard order: text box, send, voice controls, camera, conversation
-        order = [self.text_box, self.send_button, self.mute_button, self.talk_button, self.stop_button,
-                 self.camera.switch, self.conversation]
+        self.resize(1240, 760)
+        self.splitter.setSizes([270, 630, 340])
+        # keyboard order: text box, send, voice controls, conversation, conversations, tasks, camera
+        order = [self.text_box, self.send_button, self.talk_button, self.mute_button, self.stop_button,
+                 self.conversation, self.conversations.new_button, self.conversations.search,
+                 self.conversations.list, self.camera.switch]
         for first, second in zip(order, order[1:], strict=False):
             QWidget.setTabOrder(first, second)
 
+    def _action(self, text: str, shortcut: str | None, slot, checkable: bool = False) -> QAction:
+        action = QAction(text, self)
+        if shortcut:
+            action.setShortcut(QKeySequence(shortcut))
+        action.setCheckable(checkable)
+        action.triggered.connect(slot)
+        self.addAction(action)  # shortcuts work while the menu bar is hidden, too
+        return action
+
     def _build_actions(self) -> None:
-        menu = self.menuBar().addMenu("&Venus")
-        self.settings_action = QAction("&Settings…", self, shortcut=QKeySequence(SHORTCUT_SETTINGS))
-        self.settings_action.triggered.connect(self.open_settings)
-        self.quit_action = QAction("&Quit", self, shortcut=QKeySequence(SHORTCUT_QUIT))
-        self.quit_action.triggered.connect(self.quit)
-        menu.addAction(self.settings_action)
-        menu.addSeparator()
-        menu.addAction(self.quit_action)
+        bar = self.menuBar()
+        venus = bar.addMenu("&Venus")
+        self.new_chat_action = self._action("&New chat", SHORTCUT_NEW_CHAT, self.new_chat)
+        self.search_action = self._action("&Search conversations", SHORTCUT_SEARCH, self.focus_search)
+        self.rename_action = self._action("&Rename conversation", SHORTCUT_RENAME, self.conversations.rename_selected)
+        self.export_action = self._action("&Export as Markdown…", SHORTCUT_EXPORT,
+                                          lambda: self.export_conversation(self.conversations.selected_id(), "md"))
+        self.export_json_action = self._action("Export as &JSON…", None,
+                                               lambda: self.export_conversation(self.conversations.selected_id(), "json"))
+        self.settings_action = self._action("&Settings…", SHORTCUT_SETTINGS, self.open_settings)
+        self.quit_action = self._action("&Quit", SHORTCUT_QUIT, self.quit)
+        for action in (self.new_chat_action, self.search_action, self.rename_action, self.export_action,
+                       self.export_json_action, None, self.settings_action, None, self.quit_action):
+            venus.addSeparator() if action is None else venus.addAction(action)
+        talk = bar.addMenu("&Conversation")
+        self.stop_action = self._action("&Stop talking", None, self.stop_talking)
+        self.stop_action.setShortcuts([QKeySequence(SHORTCUT_STOP)])
+        self.mute_action = self._action("&Mute microphone", None, lambda: self.mute_button.toggle())
+        self.camera_action = self._action("&Camera on/off", SHORTCUT_CAMERA, lambda: self.camera.switch.toggle())
+        self.focus_action = self._action("&Type a message", SHORTCUT_FOCUS_TEXT, self.text_box.setFocus)
+        for action in (self.stop_action, self.mute_action, self.camera_action, self.focus_action):
+            talk.addAction(action)
+        help_menu = bar.addMenu("&Help")
+        self.shortcuts_action = self._action("&Keyboard shortcuts", SHORTCUT_HELP, self.show_shortcuts)
+        self.about_action = self._action(f"&About {self.settings.conversation.assistant_name}", None, self.show_about)
+        help_menu.addAction(self.shortcuts_action)
+        help_menu.addAction(self.about_action)
+        # Ctrl+M and Esc stay window-wide shortcuts even while a text field has focus
         self.mute_shortcut = QShortcut(QKeySequence(SHORTCUT_MUTE), self, self.mute_button.toggle)
-        self.stop_shortcut = QShortcut(QKeySequence(SHORTCUT_STOP), self, self.stop_talking)
-        self.focus_shortcut = QShortcut(QKeySequence(SHORTCUT_FOCUS_TEXT), self, self.text_box.setFocus)
+        self.mute_action.setShortcut(QKeySequence())  # the QShortcut above owns Ctrl+M
+        self.mute_action.setText(f"&Mute microphone\t{SHORTCUT_MUTE}")
 
     def _connect(self) -> None:
-        self.bridge.event_received.connect(self.on_event)
-        self.bridge.mic_level.connect(self.level_meter.set_level)
-        self.bridge.frame_ready.connect(self.camera.show_frame)
-        self.bridge.action_failed.connect(
-            lambda name, message: self.statusBar().showMessage(f"{name} failed: {message}", 10000))
+        bridge = self.bridge
+        bridge.event_received.connect(self.on_event)
+        bridge.conversation_switched.connect(self._show_timeline)
+        bridge.conversations_listed.connect(self._on_conversations_listed)
+        bridge.mic_level.connect(self.level_meter.set_level)
+        bridge.frame_ready.connect(self.camera.show_frame)
+        bridge.action_failed.connect(lambda name, message: self.statusBar().showMessage(f"{name} failed: {message}", 10000))
+        bridge.exported.connect(lambda path: self.statusBar().showMessage(f"Exported to {path}", 10000))
         self.text_box.returnPressed.connect(self.send_typed_text)
         self.send_button.clicked.connect(self.send_typed_text)
         self.mute_button.toggled.connect(self.set_muted)
-        self.talk_button.pressed.connect(lambda: self.bridge.push_to_talk(True))
-        self.talk_button.released.connect(lambda: self.bridge.push_to_talk(False))
+        self.talk_button.pressed.connect(self._on_talk_pressed)
+        self.talk_button.released.connect(self._on_talk_released)
         self.stop_button.clicked.connect(self.stop_talking)
-        self.camera.toggled.connect(self.bridge.set_camera)
-        self.conversation.cancel_requested.connect(self.bridge.cancel_task)
-        self.conversation.confirmation_given.connect(self.bridge.answer_confirmation)
+        self.camera.toggled.connect(bridge.set_camera)
+        self.tasks.cancel_requested.connect(bridge.cancel_task)
+        self.tasks.confirmation_given.connect(bridge.answer_confirmation)
+        self.conversation.copied.connect(lambda _text: self.statusBar().showMessage("Message copied", 3000))
+        self.conversations.new_requested.connect(self.new_chat)
+        self.conversations.open_requested.connect(self.open_conversation)
+        self.conversations.rename_requested.connect(bridge.rename_conversation)
+        self.conversations.delete_requested.connect(self.delete_conversation)
+        self.conversations.export_requested.connect(self.export_conversation)
         QApplication.instance().installEventFilter(self)
 
     # ---- events from the engine (GUI thread) ----------------------------------------------------------------
 
+    def _show_timeline(self, timeline: Timeline) -> None:
+        """Show `timeline` from its first event (at start, and after switching conversations)."""
+        self.timeline = timeline
+        events = timeline.events()
+        self.model.reset(events)
+        self._applied_upto = len(events)
+        states = [e.state for e in events if e.kind == Kind.RUNTIME_STATE]
+        self.state_indicator.set_state(states[-1] if states else RuntimeStateName.LISTENING)
+        self.captions.hide()
+        self._update_title()
+
     def on_event(self, event: Event) -> None:
-        """Fold one timeline event into the view and indicators."""
-        if event.kind == Kind.RUNTIME_STATE:
+        """Fold one timeline event into the view, the indicators and the captions."""
+        if event.seq < self._applied_upto:
+            return  # already shown from the snapshot taken when this timeline was opened
+        kind = event.kind
+        if kind == Kind.RUNTIME_STATE:
             self.state_indicator.set_state(event.state)
-        elif event.kind == Kind.SYSTEM_NOTICE and event.level in ("warning", "error"):
+        elif kind == Kind.SYSTEM_NOTICE and event.level in ("warning", "error"):
             self.statusBar().showMessage(event.text, 10000)
+        elif kind == Kind.USER_SPEECH_START:
+            self._caption("…")
+        elif kind == Kind.ASR_PARTIAL:
+            self._caption(event.text)
+        elif kind in (Kind.ASR_FINAL, Kind.USER_TEXT):
+            self.captions.hide()
+            self._auto_title(event.text)
         self.model.apply(event)
+
+    def _caption(self, words: str) -> None:
+        self.captions.setText(f"Hearing: “{words.strip() or '…'}”")
+        self.captions.show()
+
+    def _auto_title(self, text: str) -> None:
+        conversation_id = self.timeline.conversation_id
+        if conversation_id in self._titled or not text.strip() or conversation_id not in self.conversations.ids():
+            return
+        self._titled.add(conversation_id)
+        if not self.conversations.title_of(conversation_id).startswith("New chat"):
+            return
+        words = text.strip().split()
+        title = " ".join(words[:AUTO_TITLE_WORDS]) + ("…" if len(words) > AUTO_TITLE_WORDS else "")
+        self.bridge.rename_conversation(conversation_id, title)
+
+    def _on_conversations_listed(self, conversations: list, current_id: str) -> None:
+        self.conversations.set_conversations(conversations, current_id)
+        self._titled.update(c.id for c in conversations if c.title.strip())
+        self._update_title()
+        said = [r.text for r in self.model.rows() if r.kind == RowKind.USER and not r.streaming]
+        if said:  # words said before the list arrived name the conversation now
+            self._auto_title(said[0])
+
+    def _update_title(self) -> None:
+        title = self.conversations.title_of(self.timeline.conversation_id) or "Conversation"
+        self.title.setText(title)
+        self.setWindowTitle(f"{title} — {self.settings.conversation.assistant_name}")
 
     # ---- user actions (leave through the bridge) --------------------------------------------------------------
 
@@ -185,15 +366,107 @@ class MainWindow(QMainWindow):
         self.state_indicator.set_muted(muted)
         self.bridge.set_muted(muted)
 
+    def set_push_to_talk(self, on: bool) -> None:
+        """Start or end push-to-talk, and show it on the button, the indicator and the captions."""
+        if on == self._ptt_on:
+            return
+        self._ptt_on = on
+        self.talk_button.setDown(on)
+        self.talk_button.setText("Talking… (click to finish)" if on and self._ptt_latched
+                                 else "Talking… release to finish" if on else "Push to talk")
+        if on:
+            self.state_indicator.set_state(RuntimeStateName.USER_SPEAKING)
+            self._caption("…")
+        else:
+            self.captions.hide()
+        self.bridge.push_to_talk(on)
+
+    def _on_talk_pressed(self) -> None:
+        self._ptt_down_at = time.monotonic()
+        if not self._ptt_latched:
+            self.set_push_to_talk(True)
+
+    def _on_talk_released(self) -> None:
+        if self._ptt_latched:  # the second click ends a clicked push-to-talk
+            self._ptt_latched = False
+            self.set_push_to_talk(False)
+        elif time.monotonic() - self._ptt_down_at < PTT_CLICK_S:  # a click: keep listening until the next
+            self._ptt_latched = True
+            self.talk_button.setDown(True)
+            self.talk_button.setText("Talking… (click to finish)")
+        else:
+            self.set_push_to_talk(False)
+
     def eventFilter(self, watched: QObject, event: QEvent) -> bool:
         """Hold F9 anywhere in this window for push-to-talk (key repeats are ignored)."""
         if event.type() in (QEvent.Type.KeyPress, QEvent.Type.KeyRelease) and isinstance(event, QKeyEvent):
             if event.key() == SHORTCUT_PUSH_TO_TALK and not event.isAutoRepeat() and self.isActiveWindow():
-                pressed = event.type() == QEvent.Type.KeyPress
-                self.talk_button.setDown(pressed)
-                self.bridge.push_to_talk(pressed)
+                self._ptt_latched = False
+                self.set_push_to_talk(event.type() == QEvent.Type.KeyPress)
                 return True
         return super().eventFilter(watched, event)
+
+    def new_chat(self) -> None:
+        """Start a new conversation (the current one stays in the list)."""
+        self.bridge.switch_conversation(None)
+
+    def open_conversation(self, conversation_id: str) -> None:
+        """Go on in a stored conversation."""
+        if conversation_id and conversation_id != self.timeline.conversation_id:
+            self.bridge.switch_conversation(conversation_id)
+
+    def focus_search(self) -> None:
+        """Put the cursor in the conversation search."""
+        self.conversations.search.setFocus()
+        self.conversations.search.selectAll()
+
+    def confirm_delete(self, title: str) -> bool:
+        """Ask before deleting a conversation (tests replace this)."""
+        answer = QMessageBox.question(self, "Delete conversation",
+                                      f"Delete “{title}” and everything said in it? This cannot be undone.")
+        return answer == QMessageBox.StandardButton.Yes
+
+    def delete_conversation(self, conversation_id: str) -> None:
+        """Delete a stored conversation after asking."""
+        if conversation_id and self.confirm_delete(self.conversations.title_of(conversation_id) or "this conversation"):
+            self.bridge.delete_conversation(conversation_id)
+
+    def ask_export_path(self, title: str, fmt: str) -> Path | None:
+        """Where to export (tests replace this)."""
+        suffix = ".json" if fmt == "json" else ".md"
+        default = str(Path.home() / f"{''.join(c if c.isalnum() or c in ' -_' else '_' for c in title).strip()}{suffix}")
+        name, _ = QFileDialog.getSaveFileName(self, "Export conversation", default,
+                                              "JSON (*.json)" if fmt == "json" else "Markdown (*.md)")
+        return Path(name) if name else None
+
+    def export_conversation(self, conversation_id: str, fmt: str) -> None:
+        """Export a conversation as Markdown ("md") or JSON ("json")."""
+        conversation_id = conversation_id or self.timeline.conversation_id
+        title = self.conversations.title_of(conversation_id) or "Conversation"
+        path = self.ask_export_path(title, fmt)
+        if path is None:
+            return
+        if fmt == "json" and path.suffix.lower() != ".json":
+            path = path.with_suffix(".json")
+        name = self.settings.conversation.assistant_name
+        self.bridge.export_conversation(conversation_id, path,
+                                        lambda events: conversation_markdown(events, title, name))
+
+    def show_shortcuts(self) -> None:
+        """Show the keyboard shortcuts."""
+        self._show_help("Keyboard shortcuts", shortcuts_html())
+
+    def show_about(self) -> None:
+        """Show what Venus is and its version."""
+        self._show_help(f"About {self.settings.conversation.assistant_name}",
+                        about_html(self.settings.conversation.assistant_name, _version()))
+
+    def _show_help(self, title: str, text: str) -> None:
+        box = QMessageBox(QMessageBox.Icon.NoIcon, title, text, QMessageBox.StandardButton.Close, self)
+        box.setTextFormat(Qt.TextFormat.RichText)
+        box.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
+        box.open()
+        self.help_box = box
 
     def open_settings(self) -> None:
         """Open the settings dialog; saved settings apply at once."""
@@ -207,8 +480,8 @@ class MainWindow(QMainWindow):
     def apply_settings(self, settings: Settings) -> None:
         """Use new settings now: theme, name and camera here; the rest goes to the engine."""
         self.settings = settings
-        self.setWindowTitle(settings.conversation.assistant_name)
         self.conversation.assistant_name = settings.conversation.assistant_name
+        self._update_title()
         self.conversation.viewport().update()
         apply_theme(QApplication.instance(), settings.ui.theme)
         self.bridge.apply_settings(settings)

@@ -211,6 +211,13 @@ class ConversationModel(QAbstractListModel):
         if handler is not None:
             handler(self, event)
 
+    def reset(self, events: list[Event] = ()) -> None:
+        """Show another conversation: drop every row, then fold `events`."""
+        self.beginResetModel()
+        self._rows, self._index, self._open_user_key = [], {}, None
+        self.endResetModel()
+        self.apply_all(list(events))
+
     def apply_all(self, events: list[Event]) -> None:
         """Fold many events, e.g. a reopened conversation."""
         for event in events:
@@ -352,3 +359,30 @@ _HANDLERS = {
     Kind.SYSTEM_NOTICE: ConversationModel._on_notice,
     Kind.REMINDER_FIRED: ConversationModel._on_reminder,
 }
+
+
+def row_markdown(row: Row, assistant_name: str = "Venus") -> str:
+    """One row as Markdown: what is copied from a message and written by an export."""
+    if row.kind == RowKind.NOTICE:
+        return f"> {row.text}"
+    if row.kind == RowKind.TASK:
+        lines = [f"**Task `{row.text}`** — {row.status or row.task_state}", "", f"```json\n{row.arguments_text}\n```"]
+        if row.result:
+            lines += ["", row.result]
+        return "\n".join(lines)
+    who = "You" if row.kind == RowKind.USER else assistant_name
+    if row.interrupted:
+        unheard = row.unheard_text.strip()
+        body = row.heard_text + (f" ~~{unheard}~~" if unheard else "") + " *(interrupted)*"
+    else:
+        body = row.text
+    return f"**{who}:** {body}"
+
+
+def conversation_markdown(events: list[Event], title: str = "", assistant_name: str = "Venus") -> str:
+    """A whole conversation as a Markdown document, built from its events the way the window shows it."""
+    model = ConversationModel()
+    model.apply_all(events)
+    parts = [f"# {title or 'Conversation with ' + assistant_name}"]
+    parts += [row_markdown(row, assistant_name) for row in model.rows() if not row.streaming or row.text.strip("…")]
+    return "\n\n".join(parts) + "\n"

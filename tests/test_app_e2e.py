@@ -62,15 +62,15 @@ def test_wav_microphone_transcript_reply_and_tasks_on_the_view(qtbot, engine_win
 
     harness = controller.session.harness
     done_id = harness.submit("calculate", {"expression": "17.5 * 12 / 100"})
-    qtbot.waitUntil(lambda: window.conversation.card(done_id) is not None
-                    and window.conversation.card(done_id).progress.value() == 100, timeout=60_000)
-    card = window.conversation.card(done_id)
+    qtbot.waitUntil(lambda: window.tasks.card(done_id) is not None
+                    and window.tasks.card(done_id).progress.value() == 100, timeout=60_000)
+    card = window.tasks.card(done_id)
     assert "2.1" in card.result.text() and not card.cancel_button.isVisible()
 
     ask_id = harness.submit("create_note", {"text": "Buy oat milk", "title": "Shopping"})
-    qtbot.waitUntil(lambda: window.conversation.card(ask_id) is not None
-                    and window.conversation.card(ask_id).approve_button.isVisible(), timeout=60_000)
-    ask = window.conversation.card(ask_id)
+    qtbot.waitUntil(lambda: window.tasks.card(ask_id) is not None
+                    and window.tasks.card(ask_id).approve_button.isVisible(), timeout=60_000)
+    ask = window.tasks.card(ask_id)
     assert '"text": "Buy oat milk"' in ask.arguments.text()
     assert window.model.row(window.model.find(RowKind.TASK, ask_id)).task_state == TaskState.WAITING_CONFIRMATION
     qtbot.mouseClick(ask.approve_button, Qt.MouseButton.LeftButton)
@@ -98,8 +98,8 @@ def test_a_typed_reminder_shows_its_card_and_venus_says_it_when_it_fires(qtbot, 
         qtbot.mouseClick(window.send_button, Qt.MouseButton.LeftButton)
         qtbot.waitUntil(lambda: bool(controller.timeline.events(kinds=[Kind.DELEGATION_DISPATCHED])), timeout=30_000)
         task_id = controller.timeline.events(kinds=[Kind.DELEGATION_DISPATCHED])[0].task_id
-        qtbot.waitUntil(lambda: window.conversation.card(task_id) is not None
-                        and window.conversation.card(task_id).progress.value() == 100, timeout=30_000)
+        qtbot.waitUntil(lambda: window.tasks.card(task_id) is not None
+                        and window.tasks.card(task_id).progress.value() == 100, timeout=30_000)
         said = lambda: [r.text for r in _rows(window, RowKind.ASSISTANT) if not r.streaming]  # noqa: E731
         qtbot.waitUntil(lambda: any("remind you to stretch" in t for t in said()), timeout=30_000)
         qtbot.waitUntil(lambda: any("a reminder: stretch" in t for t in said()), timeout=30_000)

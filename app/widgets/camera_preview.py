@@ -1,4 +1,4 @@
-"""The webcam preview: the latest frame, an on/off switch and an unmistakable 'camera on' mark."""
+"""The webcam preview: an on/off switch, and only while on, the latest frame and an unmistakable mark."""
 
 from __future__ import annotations
 
@@ -21,7 +21,9 @@ class CameraPreview(QWidget):
         self.image.setAlignment(Qt.AlignmentFlag.AlignCenter)
         self.image.setMinimumSize(240, 180)
         self.image.setAccessibleName("Camera preview")
-        self.on_mark = QLabel("<span style='color:#d32f2f'>●</span> Camera on")
+        self.off_label = QLabel("Camera off")
+        self.off_label.setObjectName("mutedText")
+        self.on_mark = QLabel("<span style='color:#d64545'>●</span> Camera on")
         self.on_mark.setObjectName("cameraOnMark")
         self.on_mark.setAccessibleName("Camera is on")
         self.switch = QPushButton("Turn camera on")
@@ -30,6 +32,7 @@ class CameraPreview(QWidget):
         self.switch.toggled.connect(self._on_switch)
         top = QHBoxLayout()
         top.addWidget(self.on_mark)
+        top.addWidget(self.off_label)
         top.addStretch(1)
         top.addWidget(self.switch)
         layout = QVBoxLayout(self)
@@ -50,14 +53,20 @@ class CameraPreview(QWidget):
     def _on_switch(self, on: bool) -> None:
         self.switch.setText("Turn camera off" if on else "Turn camera on")
         self.on_mark.setVisible(on)
-        if not on:
+        self.off_label.setVisible(not on)
+        self.image.setVisible(on)
+        if on:
+            self.image.setText("Waiting for the camera…")
+        else:
             self._show_off()
         self.toggled.emit(on)
 
     def _show_off(self) -> None:
+        # the preview takes no room while the camera is off
         self.on_mark.setVisible(False)
+        self.off_label.setVisible(True)
         self.image.clear()
-        self.image.setText("Camera off")
+        self.image.setVisible(False)
 
     def show_frame(self, image: QImage) -> None:
         """Show a frame (ignored while the switch is off, so a late frame never reappears)."""

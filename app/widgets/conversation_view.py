@@ -1,15 +1,26 @@
-"""The conversation list: utterances painted as bubbles, delegated tasks as live cards with real buttons."""
+"""The conversation: utterances painted as bubbles (the assistant's as Markdown), each with a Copy link;
+delegated tasks appear as one line here and as cards in the tasks panel."""
 
 from __future__ import annotations
 
 import html
-from collections.abc import Callable
+from collections import OrderedDict
 
-from PySide6.QtCore import QModelIndex, QPersistentModelIndex, QRectF, QSize, Qt, Signal
-from PySide6.QtGui import QAbstractTextDocumentLayout, QColor, QPainter, QPalette, QTextDocument
+from PySide6.QtCore import QEvent, QModelIndex, QPersistentModelIndex, QRect, QRectF, QSize, Qt, Signal
+from PySide6.QtGui import (
+    QAbstractTextDocumentLayout,
+    QColor,
+    QGuiApplication,
+    QKeySequence,
+    QMouseEvent,
+    QPainter,
+    QPalette,
+    QTextDocument,
+)
 from PySide6.QtWidgets import (
     QAbstractItemView,
     QListView,
+    QMenu,
     QStyle,
     QStyledItemDelegate,
     QStyleOptionViewItem,
@@ -17,114 +28,165 @@ from PySide6.QtWidgets import (
 )
 
 from app.timeline_model import ConversationModel, Role, Row, RowKind
-from app.widgets.task_card import TaskCard
 
 _MARGIN = 6  # around each bubble
-_PADDING = 8  # inside each bubble
-_BUBBLE_SHARE = 0.78  # widest bubble as a share of the view
+_PADDING = 10  # inside each bubble
+_BUBBLE_SHARE = 0.8  # widest bubble as a share of the view
+_COPY = "Copy"
+_CACHE = 512  # laid-out documents kept
 
 
 def row_html(row: Row, assistant_name: str = "Venus") -> str:
-    """The bubble's rich text: speaker, text, and for a cut answer the unheard part struck through."""
+    """Rich text for rows that are not Markdown: speaker, text, and for a cut answer the unheard part struck."""
     if row.kind == RowKind.NOTICE:
         return f"<i>{html.escape(row.text)}</i>"
+    if row.kind == RowKind.TASK:
+        return f"⚙ Task <b>{html.escape(row.text)}</b> — {html.escape(row.status or str(row.task_state))}"
     who = "You" if row.kind == RowKind.USER else assistant_name
     if row.kind == RowKind.USER and row.typed:
         who += " (typed)"
     if row.interrupted:
         body = html.escape(row.heard_text)
         if row.unheard_text.strip():
-            body += f" <span style='color:#888888; text-decoration:line-through'>{html.escape(row.unheard_text.strip())}</span>"
+            body += f" <span style='color:#8a8a8a; text-decoration:line-through'>{html.escape(row.unheard_text.strip())}</span>"
         body += " <b>— interrupted</b>"
     else:
         body = html.escape(row.text) + (" ▍" if row.streaming else "")
     return f"<b>{html.escape(who)}</b><br>{body}"
 
 
+def row_is_markdown(row: Row) -> bool:
+    """An assistant answer that was not cut is shown as Markdown."""
+    return row.kind == RowKind.ASSISTANT and not row.interrupted
+
+
+def copy_text(row: Row) -> str:
+    """What the Copy link puts on the clipboard: the words as said (Markdown source for an answer)."""
+    if row.kind == RowKind.ASSISTANT and row.interrupted:
+        return row.heard_text
+    return row.text
+
+
 class UtteranceDelegate(QStyledItemDelegate):
-    """Paints user/assistant bubbles and notices; task rows take their height from their card."""
+    """Paints bubbles, notices and task lines; a click on a bubble's Copy link copies that message."""
 
     def __init__(self, view: ConversationView) -> None:
         super().__init__(view)
         self._view = view
-        self._heights: dict[tuple, int] = {}
+        self._docs: OrderedDict[tuple, QTextDocument] = OrderedDict()
 
     def _document(self, row: Row, width: int) -> QTextDocument:
+        key = (row.kind, row.key, row.text, row.heard_text, row.interrupted, row.streaming, row.status, width,
+               self._view.assistant_name, self._view.font().pointSizeF())
+        doc = self._docs.get(key)
+        if doc is not None:
+            self._docs.move_to_end(key)
+            return doc
         doc = QTextDocument()
         doc.setDefaultFont(self._view.font())
-        doc.setHtml(row_html(row, self._view.assistant_name))
+        doc.setDocumentMargin(0)
+        if row_is_markdown(row):
+            doc.setMarkdown(f"**{self._view.assistant_name}**\n\n{row.text}" + (" ▍" if row.streaming else ""))
+        else:
+            doc.setHtml(row_html(row, self._view.assistant_name))
         doc.setTextWidth(max(40, width))
+        self._docs[key] = doc
+        if len(self._docs) > _CACHE:
+            self._docs.popitem(last=False)
         return doc
 
     def _bubble_width(self) -> int:
         return int(self._view.viewport().width() * _BUBBLE_SHARE) - 2 * _PADDING
 
     def sizeHint(self, option: QStyleOptionViewItem, index: QModelIndex | QPersistentModelIndex) -> QSize:
-        """Height of the bubble's laid-out text, or of the task card."""
+        """Height of the bubble's laid-out text."""
         row: Row = index.data(Role.ROW)
-        width = self._view.viewport().width()
-        if row.kind == RowKind.TASK:
-            card = self._view.card(row.key)
-            height = card.sizeHint().height() if card is not None else 120
-            return QSize(width, height + 2 * _MARGIN)
-        key = (row.kind, row.key, row.text, row.heard_text, row.interrupted, row.streaming, width)
-        if key not in self._heights:
-            if len(self._heights) > 4096:
-                self._heights.clear()
-            doc = self._document(row, self._bubble_width())
-            self._heights[key] = int(doc.size().height()) + 2 * (_PADDING + _MARGIN)
-        return QSize(width, self._heights[key])
+        doc = self._document(row, self._bubble_width())
+        return QSize(self._view.viewport().width(), int(doc.size().height()) + 2 * (_PADDING + _MARGIN))
+
+    def geometry(self, row: Row, rect: QRect) -> tuple[QRectF, QRectF]:
+        """The bubble's rectangle and its Copy link's, for a row drawn in `rect`."""
+        doc = self._document(row, self._bubble_width())
+        copy_w = self._view.fontMetrics().horizontalAdvance(_COPY) + 12
+        text_w = doc.idealWidth()
+        if row.kind in (RowKind.USER, RowKind.ASSISTANT):
+            text_w = max(text_w, copy_w + 80)
+        bubble_w = text_w + 2 * _PADDING
+        inner = QRectF(rect.adjusted(_MARGIN, _MARGIN, -_MARGIN, -_MARGIN))
+        if row.kind == RowKind.USER:
+            left = inner.right() - bubble_w
+        elif row.kind == RowKind.NOTICE:
+            left = inner.left() + (inner.width() - bubble_w) / 2
+        else:
+            left = inner.left()
+        bubble = QRectF(left, inner.top(), bubble_w, doc.size().height() + 2 * _PADDING)
+        line = self._view.fontMetrics().height()
+        copy = QRectF(bubble.right() - _PADDING - copy_w, bubble.top() + _PADDING, copy_w, line)
+        return bubble, copy
 
     def paint(self, painter: QPainter, option: QStyleOptionViewItem, index: QModelIndex | QPersistentModelIndex) -> None:
-        """Draw the bubble (tasks are drawn by their card widget)."""
+        """Draw the bubble, its text and its Copy link."""
         row: Row = index.data(Role.ROW)
-        if row is None or row.kind == RowKind.TASK:
+        if row is None:
             return
         palette = option.palette
         doc = self._document(row, self._bubble_width())
-        text_w, text_h = doc.idealWidth(), doc.size().height()
-        bubble_w = text_w + 2 * _PADDING
-        rect = option.rect.adjusted(_MARGIN, _MARGIN, -_MARGIN, -_MARGIN)
+        bubble, copy = self.geometry(row, option.rect)
         if row.kind == RowKind.USER:
-            left = rect.right() - bubble_w
             fill = palette.color(QPalette.ColorRole.Highlight)
-            fill.setAlpha(60)
+            fill.setAlpha(48)
         elif row.kind == RowKind.ASSISTANT:
-            left = rect.left()
             fill = palette.color(QPalette.ColorRole.AlternateBase)
+        elif row.kind == RowKind.TASK:
+            fill = palette.color(QPalette.ColorRole.Base)
         else:
-            left = rect.left() + (rect.width() - bubble_w) / 2
             fill = QColor(0, 0, 0, 0)
-        bubble = QRectF(left, rect.top(), bubble_w, text_h + 2 * _PADDING)
         painter.save()
         painter.setRenderHint(QPainter.RenderHint.Antialiasing)
         if option.state & QStyle.StateFlag.State_Selected:
             painter.setPen(palette.color(QPalette.ColorRole.Highlight))
+        elif row.kind == RowKind.TASK:
+            painter.setPen(palette.color(QPalette.ColorRole.Mid))
         else:
             painter.setPen(Qt.PenStyle.NoPen)
         painter.setBrush(fill)
-        painter.drawRoundedRect(bubble, 10, 10)
+        painter.drawRoundedRect(bubble, 12, 12)
+        if row.kind in (RowKind.USER, RowKind.ASSISTANT) and not row.streaming:
+            painter.setPen(palette.color(QPalette.ColorRole.Link))
+            painter.drawText(copy, Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter, _COPY)
         painter.translate(bubble.left() + _PADDING, bubble.top() + _PADDING)
         context = QAbstractTextDocumentLayout.PaintContext()
         context.palette.setColor(QPalette.ColorRole.Text, palette.color(QPalette.ColorRole.Text))
+        if row.kind in (RowKind.NOTICE, RowKind.TASK):
+            context.palette.setColor(QPalette.ColorRole.Text, palette.color(QPalette.ColorRole.PlaceholderText))
         doc.documentLayout().draw(painter, context)
         painter.restore()
 
+    def editorEvent(self, event: QEvent, model, option: QStyleOptionViewItem,
+                    index: QModelIndex | QPersistentModelIndex) -> bool:
+        """A click on the Copy link copies the message."""
+        if event.type() == QEvent.Type.MouseButtonRelease and isinstance(event, QMouseEvent):
+            row: Row = index.data(Role.ROW)
+            if row is not None and row.kind in (RowKind.USER, RowKind.ASSISTANT) and not row.streaming:
+                _bubble, copy = self.geometry(row, option.rect)
+                if copy.contains(event.position()):
+                    self._view.copy_row(index.row())
+                    return True
+        return super().editorEvent(event, model, option, index)
+
 
 class ConversationView(QListView):
-    """The timeline of the conversation; cards for tasks forward their buttons as signals."""
+    """The timeline of the conversation; Copy links, Ctrl+C and the context menu copy a message."""
 
-    cancel_requested = Signal(str)  # task id
-    confirmation_given = Signal(str, bool)  # task id, approved
+    copied = Signal(str)  # the text put on the clipboard
 
     def __init__(self, model: ConversationModel, parent: QWidget | None = None, assistant_name: str = "Venus") -> None:
         super().__init__(parent)
         self.assistant_name = assistant_name
-        self._cards: dict[str, TaskCard] = {}
         self._heights: dict[str, int] = {}  # row key -> last laid-out height
         self.setObjectName("conversation")
         self.setAccessibleName("Conversation")
-        self.setAccessibleDescription("What you and the assistant said, and the tasks running in the background")
+        self.setAccessibleDescription("What you and the assistant said; each message has a Copy link")
         self.setModel(model)
         self._delegate = UtteranceDelegate(self)
         self.setItemDelegate(self._delegate)
@@ -133,47 +195,50 @@ class ConversationView(QListView):
         self.setVerticalScrollMode(QAbstractItemView.ScrollMode.ScrollPerPixel)
         self.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
         self.setWordWrap(True)
+        self.setContextMenuPolicy(Qt.ContextMenuPolicy.CustomContextMenu)
+        self.customContextMenuRequested.connect(self._context_menu)
         model.rowsInserted.connect(self._on_rows_inserted)
         model.dataChanged.connect(self._on_data_changed)
         model.rowsRemoved.connect(lambda *_: self.scheduleDelayedItemsLayout())
-        model.modelReset.connect(self._rebuild_cards)
+        model.modelReset.connect(self._heights.clear)
 
-    def card(self, task_id: str) -> TaskCard | None:
-        """The card widget of a task, if the task is on the view."""
-        return self._cards.get(task_id)
+    @property
+    def delegate(self) -> UtteranceDelegate:
+        """The painter of the rows."""
+        return self._delegate
 
-    def _make_card(self, index: QModelIndex) -> None:
-        row: Row = index.data(Role.ROW)
-        card = TaskCard(row)
-        card.cancel_requested.connect(self.cancel_requested)
-        card.confirmation_given.connect(self.confirmation_given)
-        self._cards[row.key] = card
-        self.setIndexWidget(index, card)
+    def copy_row(self, position: int) -> str:
+        """Put a message on the clipboard; returns the text."""
+        row: Row = self.model().index(position, 0).data(Role.ROW)
+        text = copy_text(row)
+        QGuiApplication.clipboard().setText(text)
+        self.copied.emit(text)
+        return text
 
-    def _rebuild_cards(self) -> None:
-        self._cards.clear()
-        model = self.model()
-        for position in range(model.rowCount()):
-            index = model.index(position, 0)
-            if index.data(Role.KIND) == RowKind.TASK:
-                self._make_card(index)
+    def keyPressEvent(self, event) -> None:
+        """Ctrl+C copies the selected message."""
+        if event.matches(QKeySequence.StandardKey.Copy) and self.currentIndex().isValid():
+            self.copy_row(self.currentIndex().row())
+            return
+        super().keyPressEvent(event)
+
+    def _context_menu(self, point) -> None:
+        index = self.indexAt(point)
+        if not index.isValid():
+            return
+        menu = QMenu(self)
+        menu.addAction("Copy message", lambda: self.copy_row(index.row()))
+        menu.exec(self.viewport().mapToGlobal(point))
 
     def _on_rows_inserted(self, parent: QModelIndex, first: int, last: int) -> None:
         bar = self.verticalScrollBar()
-        follow = bar.value() >= bar.maximum() - 4
-        for position in range(first, last + 1):
-            index = self.model().index(position, 0)
-            if index.data(Role.KIND) == RowKind.TASK:
-                self._make_card(index)
-        if follow:
+        if bar.value() >= bar.maximum() - 4:
             self.scrollToBottom()
 
     def _on_data_changed(self, top_left: QModelIndex, bottom_right: QModelIndex, roles: list[int] = ()) -> None:
         for position in range(top_left.row(), bottom_right.row() + 1):
             index = self.model().index(position, 0)
             row: Row = index.data(Role.ROW)
-            if row.kind == RowKind.TASK and row.key in self._cards:
-                self._cards[row.key].update_row(row)
             height = self._delegate.sizeHint(QStyleOptionViewItem(), index).height()
             if self._heights.get(row.key) != height:  # re-layout only when a row grew or shrank
                 self._heights[row.key] = height
@@ -181,8 +246,3 @@ class ConversationView(QListView):
         bar = self.verticalScrollBar()
         if bar.value() >= bar.maximum() - 40:
             self.scrollToBottom()
-
-    def for_each_card(self, action: Callable[[TaskCard], None]) -> None:
-        """Apply `action` to every task card (used by themes and tests)."""
-        for card in self._cards.values():
-            action(card)

@@ -3,26 +3,29 @@
 from __future__ import annotations
 
 import math
+import time
 
-from PySide6.QtCore import QSize, Qt
+from PySide6.QtCore import QSize, Qt, QTimer
 from PySide6.QtGui import QColor, QPainter, QPaintEvent, QPalette
 from PySide6.QtWidgets import QLabel, QSizePolicy, QWidget
 
 from engine.timeline.events import RuntimeStateName
 
 STATE_LABELS: dict[RuntimeStateName, tuple[str, str]] = {
-    RuntimeStateName.LISTENING: ("Listening", "#2e7d32"),
-    RuntimeStateName.USER_SPEAKING: ("You are speaking", "#1565c0"),
-    RuntimeStateName.THINKING: ("Thinking", "#ef6c00"),
-    RuntimeStateName.SPEAKING: ("Speaking", "#6a1b9a"),
-    RuntimeStateName.YIELDING: ("Stopping to listen", "#c62828"),
+    RuntimeStateName.LISTENING: ("Listening", "#2e9d5b"),
+    RuntimeStateName.USER_SPEAKING: ("Hearing you", "#2f6fdb"),
+    RuntimeStateName.THINKING: ("Thinking", "#e08a00"),
+    RuntimeStateName.SPEAKING: ("Speaking", "#8e44c9"),
+    RuntimeStateName.YIELDING: ("Stopping to listen", "#d64545"),
 }
+PAUSED = ("Paused", "#8a8a8a")  # the microphone is muted
 
 METER_FLOOR_DB = -60.0  # the meter's empty point; quieter input shows as silence
+METER_FALL_DB_PER_S = 30.0  # how fast the bar falls back when levels stop (a level every 50 ms keeps it up)
 
 
 class StateIndicator(QLabel):
-    """A coloured dot and a word for the runtime state; also says 'Muted' while the mic is muted."""
+    """A coloured pill for the runtime state: listening, hearing you, thinking, speaking, or paused (muted)."""
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -44,11 +47,22 @@ class StateIndicator(QLabel):
     def text_for_state(self) -> str:
         """The plain words currently shown."""
         words = STATE_LABELS[self.state][0]
-        return f"{words} (muted)" if self.muted else words
+        if not self.muted:
+            return words
+        if self.state in (RuntimeStateName.LISTENING, RuntimeStateName.USER_SPEAKING):
+            return PAUSED[0]
+        return f"{words} · mic paused"
+
+    def colour(self) -> str:
+        """The pill's colour now."""
+        paused = self.muted and self.state in (RuntimeStateName.LISTENING, RuntimeStateName.USER_SPEAKING)
+        return PAUSED[1] if paused else STATE_LABELS[self.state][1]
 
     def _render(self) -> None:
-        colour = "#757575" if self.muted else STATE_LABELS[self.state][1]
-        self.setText(f"<span style='color:{colour}; font-size:16pt'>●</span> {self.text_for_state()}")
+        colour = self.colour()
+        self.setText(f"<span style='color:{colour}'>●</span>&nbsp;{self.text_for_state()}")
+        self.setStyleSheet(f"QLabel#stateIndicator {{ border: 1px solid {colour}; border-radius: 14px;"
+                           f" padding: 4px 12px; background: {colour}22; font-weight: 600; }}")
         self.setAccessibleName(f"Assistant state: {self.text_for_state()}")
 
 
@@ -60,44 +74,73 @@ def dbfs_to_percent(dbfs: float) -> int:
 
 
 class LevelMeter(QWidget):
-    """The live microphone level as a painted bar; repaints are queued, so 100 levels a second cost little."""
+    """The live microphone level as a painted bar that falls back smoothly; repaints are queued."""
 
     def __init__(self, parent: QWidget | None = None, name: str = "Microphone level") -> None:
         super().__init__(parent)
         self.setObjectName("micLevel")
         self.setAccessibleName(name)
-        self.setMinimumHeight(10)
+        self.setMinimumHeight(8)
         self.setSizePolicy(QSizePolicy.Policy.Expanding, QSizePolicy.Policy.Fixed)
         self.last_dbfs = float("-inf")
+        self.levels_shown = 0  # levels received so far (tests and diagnostics)
         self._percent = 0
+        self._shown_db = METER_FLOOR_DB
+        self._last_at = time.monotonic()
+        self._fall = QTimer(self)
+        self._fall.setInterval(50)
+        self._fall.timeout.connect(self._falling)
 
     def sizeHint(self) -> QSize:
-        """A thin bar."""
-        return QSize(160, 12)
+        """A slim bar."""
+        return QSize(160, 10)
 
     def value(self) -> int:
         """The level shown, 0-100."""
         return self._percent
 
     def set_level(self, dbfs: float) -> None:
-        """Show a level in dBFS."""
+        """Show a level in dBFS: a louder one at once, a quieter one by falling towards it."""
         self.last_dbfs = dbfs
-        percent = dbfs_to_percent(dbfs)
+        self.levels_shown += 1
+        now = time.monotonic()
+        fallen = self._shown_db - METER_FALL_DB_PER_S * (now - self._last_at)
+        self._last_at = now
+        target = METER_FLOOR_DB if math.isnan(dbfs) else max(METER_FLOOR_DB, min(0.0, dbfs))
+        self._show(max(target, fallen))
+        if self._shown_db > METER_FLOOR_DB and not self._fall.isActive():
+            self._fall.start()
+
+    def _falling(self) -> None:
+        # no level for a while (muted, device gone): let the bar settle instead of freezing at the last one
+        now = time.monotonic()
+        if now - self._last_at < 0.1:
+            return
+        self._show(self._shown_db - METER_FALL_DB_PER_S * 0.05)
+        self._last_at = now
+        if self._shown_db <= METER_FLOOR_DB:
+            self._fall.stop()
+
+    def _show(self, db: float) -> None:
+        self._shown_db = max(METER_FLOOR_DB, db)
+        percent = dbfs_to_percent(self._shown_db)
         if percent != self._percent:
             self._percent = percent
+            self.setAccessibleDescription(f"{percent} percent")
             self.update()
 
     def paintEvent(self, event: QPaintEvent) -> None:
         """Groove, then the filled part (amber near clipping)."""
         painter = QPainter(self)
+        painter.setRenderHint(QPainter.RenderHint.Antialiasing)
         rect = self.rect().adjusted(0, 1, -1, -1)
-        painter.setPen(self.palette().color(QPalette.ColorRole.Mid))
-        painter.setBrush(self.palette().color(QPalette.ColorRole.Base))
-        painter.drawRoundedRect(rect, 3, 3)
+        radius = rect.height() / 2
+        painter.setPen(Qt.PenStyle.NoPen)
+        painter.setBrush(self.palette().color(QPalette.ColorRole.Midlight))
+        painter.drawRoundedRect(rect, radius, radius)
         if self._percent:
-            filled = rect.adjusted(1, 1, 0, 0)
-            filled.setWidth(int((rect.width() - 1) * self._percent / 100))
-            painter.setPen(Qt.PenStyle.NoPen)
-            painter.setBrush(QColor("#ef6c00") if self._percent > 90 else self.palette().color(QPalette.ColorRole.Highlight))
-            painter.drawRoundedRect(filled, 2, 2)
+            filled = rect.adjusted(0, 0, 0, 0)
+            filled.setWidth(max(rect.height(), int(rect.width() * self._percent / 100)))
+            painter.setBrush(QColor("#e08a00") if self._percent > 90 else QColor("#2e9d5b"))
+            painter.drawRoundedRect(filled, radius, radius)
         painter.end()

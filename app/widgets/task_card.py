@@ -31,6 +31,7 @@ class TaskCard(QFrame):
         self.prompt.setWordWrap(True)
         self.progress = QProgressBar()
         self.progress.setRange(0, 100)
+        self.progress.setTextVisible(False)
         self.status = QLabel()
         self.status.setWordWrap(True)
         self.result = QLabel()
@@ -44,11 +45,13 @@ class TaskCard(QFrame):
         self.deny_button.clicked.connect(lambda: self.confirmation_given.emit(self.task_id, False))
 
         buttons = QHBoxLayout()
+        buttons.setSpacing(4)
         buttons.addStretch(1)
         for button in (self.approve_button, self.deny_button, self.cancel_button):
             buttons.addWidget(button)
         layout = QVBoxLayout(self)
-        layout.setContentsMargins(10, 8, 10, 8)
+        layout.setContentsMargins(12, 8, 12, 8)
+        layout.setSpacing(4)
         for widget in (self.title, self.arguments, self.prompt, self.progress, self.status, self.result):
             layout.addWidget(widget)
         layout.addLayout(buttons)

@@ -225,6 +225,20 @@ class ConversationStore:
                 fix="pick one from list_conversations()",
             )
 
+    def delete_conversation(self, conversation_id: str) -> None:
+        """Delete a stored conversation and all its events; a live one stops being persisted first."""
+        self._check_open()
+        self.close_conversation(conversation_id)  # its queued events are written, then nothing more comes
+        self._writer.flush()
+        with self._engine.begin() as conn:
+            conn.execute(sa.delete(events_table).where(events_table.c.conversation_id == conversation_id))
+            result = conn.execute(sa.delete(conversations_table).where(conversations_table.c.id == conversation_id))
+        if result.rowcount == 0:
+            raise ConversationNotFound(
+                f"No conversation {conversation_id!r} in {self.path}",
+                fix="pick one from list_conversations()",
+            )
+
     # ---- the store --------------------------------------------------------------------------------------------
 
     def schema_version(self) -> str:
