@@ -32,6 +32,7 @@ class SessionController:
         self._level_sink: Callable[[float], None] | None = None
         self._frame_sink: Callable[[np.ndarray], None] | None = None
         self.settings = settings
+        self._open_kwargs = open_kwargs  # reused when the user switches conversations
         self.session = open_session(settings, timeline=timeline, on_level=self._on_level, **open_kwargs)
         self.timeline = self.session.timeline
         self.runtime = self.session.runtime
@@ -100,6 +101,30 @@ class SessionController:
             self.session.conversation.tools = as_tool_specs(harness.tool_specs())  # a tool turned off is not offered
         self.timeline.append(SystemNotice(code="settings-saved", text=(
             "Settings saved; tool permissions apply now, model, voice and device changes when Venus restarts")))
+
+    # ---- stored conversations (called on the bridge's action thread) ---------------------------------------------
+
+    def conversation_store(self) -> Any:
+        """The running session's conversation database (None when it keeps nothing, e.g. persist=False)."""
+        return self.session.store
+
+    def switch_conversation(self, conversation_id: str | None) -> Timeline:
+        """Go on in another stored conversation (None: a new one). The session reopens on that timeline, so the
+        model's context is that conversation; the loaded models are kept."""
+        from engine.runtime.session import open_session
+
+        if self.session.store is None:
+            raise RuntimeError("this session keeps no conversations (it was opened without a conversation database)")
+        old = self.session
+        owns_shared, old.owns_shared = old.owns_shared, False  # the new session reuses the loaded models
+        old.close()
+        session = open_session(self.settings, conversation_id=conversation_id, shared=old.shared,
+                               on_level=self._on_level, **self._open_kwargs)
+        session.owns_shared = owns_shared
+        self.session, self.timeline, self.runtime = session, session.timeline, session.runtime
+        if session.vision is not None:
+            session.vision.add_frame_sink(self._on_frame)
+        return session.timeline
 
     def close(self) -> None:
         """Shut the session down (loop, voice, harness, camera, timeline store)."""
