@@ -262,7 +262,7 @@ class MainWindow(QMainWindow):
     def _connect(self) -> None:
         bridge = self.bridge
         bridge.event_received.connect(self.on_event)
-        bridge.conversation_switched.connect(self._show_timeline)
+        bridge.conversation_switched.connect(self._on_switched)
         bridge.conversations_listed.connect(self._on_conversations_listed)
         bridge.mic_level.connect(self.level_meter.set_level)
         bridge.frame_ready.connect(self.camera.show_frame)
@@ -297,6 +297,13 @@ class MainWindow(QMainWindow):
         self.state_indicator.set_state(states[-1] if states else RuntimeStateName.LISTENING)
         self.captions.hide()
         self._update_title()
+
+    def _on_switched(self, timeline: Timeline) -> None:
+        self._show_timeline(timeline)
+        if self.mute_button.isChecked():  # a reopened session starts unmuted and with the camera off
+            self.bridge.set_muted(True)
+        if self.camera.is_on:
+            self.bridge.set_camera(True)
 
     def on_event(self, event: Event) -> None:
         """Fold one timeline event into the view, the indicators and the captions."""

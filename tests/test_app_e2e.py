@@ -107,3 +107,35 @@ def test_a_typed_reminder_shows_its_card_and_venus_says_it_when_it_fires(qtbot, 
         window.shutdown()
     dispatched = controller.timeline.events(kinds=[Kind.DELEGATION_DISPATCHED])
     assert [(e.tool, e.arguments) for e in dispatched] == [("set_timer", {"seconds": 2.0, "text": "stretch"})]
+
+
+def test_switching_conversations_reopens_the_session_on_the_chosen_timeline(qtbot, tmp_path, monkeypatch):
+    """New chat and picking an older one continue the real session on that stored timeline (the LLM's context)."""
+    monkeypatch.setenv("VENUS_DATA_DIR", str(tmp_path / "data"))
+    monkeypatch.setenv("VENUS_CONFIG_DIR", str(tmp_path / "config"))
+    settings = Settings()
+    settings.llm.n_threads = 1
+    settings.llm.max_tokens = 8
+    controller = SessionController(None, settings, harness=False)
+    window = MainWindow(settings, controller.timeline, controller)
+    qtbot.addWidget(window)
+    window.show()
+    try:
+        first = controller.timeline.conversation_id
+        window.text_box.setText("My cat is called Miso")
+        window.send_typed_text()
+        qtbot.waitUntil(lambda: bool(controller.timeline.events(kinds=[Kind.ASSISTANT_TURN_END])), timeout=60_000)
+        backend = controller.session.shared.backend
+        window.new_chat()
+        qtbot.waitUntil(lambda: controller.timeline.conversation_id != first
+                        and window.timeline is controller.timeline, timeout=60_000)
+        assert window.model.rowCount() == 0 and controller.session.shared.backend is backend  # models kept
+        qtbot.waitUntil(lambda: len(window.conversations.ids()) == 2, timeout=10_000)
+        window.open_conversation(first)
+        qtbot.waitUntil(lambda: controller.timeline.conversation_id == first and window.timeline is controller.timeline,
+                        timeout=60_000)
+        said = [m.content for m in controller.session.conversation.messages() if m.role == "user"]
+        assert any("Miso" in text for text in said)  # the reopened runtime's context is that conversation
+        assert any(r.text == "My cat is called Miso" for r in _rows(window, RowKind.USER))
+    finally:
+        window.shutdown()
