@@ -210,21 +210,40 @@ class LlamaBackend:
         Pass the words without ASR punctuation. `messages` are the context before the user's message; the KV
         cache keeps whatever prefix they share with the last call, so only the changed words are evaluated.
         """
-        if self._closed:
-            raise BackendError("the LLM backend is closed")
+        closers = self.closing_tokens()
+        return float(np.exp(self.next_token_logprobs(messages, user_text, [closers])[0]))
+
+    def closing_tokens(self) -> list[int]:
+        """The tokens that may close a user's message after a word: its end-of-message marker and ". ? !"."""
         tail = self._special_tokens(self.template.piece(ChatMessage("user", "")).tail)
         if not tail:
             raise BackendError("the chat template has no end-of-turn marker after a user message")
-        closers = sorted({tail[0], *self._sentence_end_tokens()})
+        return sorted({tail[0], *self._sentence_end_tokens()})
+
+    def word_token(self, word: str) -> int | None:
+        """The token of `word` as it follows another word (" the"), or None if it takes more than one."""
+        ids = self._content_tokens(f" {word}" if word[:1].isalnum() else word)
+        return ids[0] if len(ids) == 1 else None
+
+    def next_token_logprobs(self, messages: Sequence[ChatMessage], user_text: str,
+                            groups: Sequence[Sequence[int]]) -> np.ndarray:
+        """log P(the next token is one of each group) after `user_text`, as the user's still open message.
+
+        One read of the logits (the words are usually in the KV cache already from the partials); the end of
+        turn features of engine.runtime.turn_taking are made from it.
+        """
+        if self._closed:
+            raise BackendError("the LLM backend is closed")
         probe = [*messages, ChatMessage("user", user_text)]
         tokens = self.context_tokens(probe, open_last=True)
+        groups = [list(g) for g in groups]
 
-        def job() -> float:
+        def job() -> np.ndarray:
             self._sync_tokens(tokens, evaluate=True)
             logits = np.ctypeslib.as_array(llama_cpp.llama_get_logits_ith(self._ctx.ctx, -1), shape=(self.n_vocab,))
-            top = float(logits.max())
-            weights = np.exp(logits.astype(np.float64) - top)
-            return float(weights[closers].sum() / weights.sum())
+            shifted = logits.astype(np.float64) - float(logits.max())
+            log_total = float(np.log(np.exp(shifted).sum()))
+            return np.array([float(np.log(np.exp(shifted[g]).sum())) - log_total if g else -np.inf for g in groups])
 
         return self._call(job)
 

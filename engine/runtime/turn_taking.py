@@ -15,6 +15,8 @@ from collections import OrderedDict
 from dataclasses import dataclass
 from typing import Protocol
 
+import numpy as np
+
 from engine.runtime import _end_of_turn_weights
 
 _WORD = re.compile(r"[a-z0-9']+")
@@ -35,6 +37,23 @@ FEATURE_NAMES: tuple[str, ...] = (
     "last_preposition", "last_determiner", "last_conjunction", "last_auxiliary", "last_subject", "last_filler",
     "last_closer", "last_number", "last_long_word", "question_opener", "one_word", "two_words", "log_words",
 )
+
+
+# The LLM probe (bench/duplex/eot_probe.py): the next-token log-probabilities of these after the user's words, with
+# the end-of-message closers first. They are the words that carry an unfinished phrase on (articles,
+# prepositions, conjunctions, pronouns, auxiliaries) and the marks that close one; the weights are learned.
+PROBE_WORDS: tuple[str, ...] = (
+    "the", "a", "an", "to", "of", "and", "or", "but", "in", "on", "at", "for", "with", "from", "about", "by", "my",
+    "your", "me", "you", "it", "this", "that", "is", "be", "do", "have", "what", "how", "some", "like", "up", "so",
+    "please", "now", ",", "?", ".", "!",
+)
+_PROBE_FLOOR = -25.0  # log-probabilities below this (or a word this vocabulary splits) read as this
+
+
+def probe_features(logprobs: np.ndarray | list[float], words: int) -> np.ndarray:
+    """The probe's inputs: the closers' and PROBE_WORDS' log-probabilities (floored), then log(1 + words)."""
+    values = np.maximum(np.asarray(logprobs, dtype=np.float64), _PROBE_FLOOR)
+    return np.append(values, np.log1p(words))
 
 
 def turn_features(text: str) -> list[float]:
