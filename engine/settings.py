@@ -267,7 +267,7 @@ def load_settings(path: Path | None = None, *, keep_copy: bool = True) -> LoadRe
             return LoadResult(settings=Settings(), problem=problem)
         backup, new = _kept_copy(path)
         problem += f" (your file is also kept as {backup})"
-        log.log(logging.WARNING if new else logging.INFO, problem)
+        log.info("%s%s", problem, "" if new else "; the copy was made on an earlier launch")  # callers show it
         return LoadResult(settings=Settings(), problem=problem, backup=backup)
     if migrated_from is not None:
         save_settings(settings, path)
