@@ -90,17 +90,45 @@ class SessionController:
             return
         self.runtime.set_camera(enabled)
 
+    def describe_tools(self) -> list[dict[str, Any]] | None:
+        """The running harness's tools with level, default, source and availability (Settings → Tools)."""
+        harness = self.session.harness
+        return None if harness is None else harness.describe_tools()
+
     def apply_settings(self, settings: Settings) -> None:
-        """Keep the new settings; tool permissions apply at once, models and devices at the next start."""
-        self.settings = settings
+        """Apply what a running session can take now (tool permissions, the voice); say what waits for a restart."""
+        from app.settings_fields import needs_restart
+
+        before, self.settings = self.settings, settings
+        applied = []
         harness = self.session.harness
         if harness is not None:
             from engine.llm.control import as_tool_specs
 
             harness.set_permissions(dict(settings.harness.permissions))
             self.session.conversation.tools = as_tool_specs(harness.tool_specs())  # a tool turned off is not offered
-        self.timeline.append(SystemNotice(code="settings-saved", text=(
-            "Settings saved; tool permissions apply now, model, voice and device changes when Venus restarts")))
+            applied.append("tool permissions")
+        if settings.tts != before.tts and self.session.speech is not None:
+            applied.extend(self._swap_voice(settings))
+        later = needs_restart(before, settings)
+        text = "Settings saved" + (f"; {' and '.join(applied)} apply now" if applied else "")
+        text += f"; {', '.join(later)} change when Venus restarts" if later else ""
+        self.timeline.append(SystemNotice(code="settings-saved", text=text))
+
+    def _swap_voice(self, settings: Settings) -> list[str]:
+        """Load the new voice and hand it to the speech pipeline: the next clause is spoken with it."""
+        from engine.audio.pipeline import make_synthesizer
+        from engine.errors import VenusError
+
+        try:
+            voice = make_synthesizer(settings)
+        except (VenusError, ValueError, OSError) as exc:
+            self.timeline.append(SystemNotice(level="warning", code="voice-not-changed",
+                                              text=f"The new voice could not load ({exc}); Venus keeps her old voice"))
+            return []
+        self.session.speech.synthesizer = voice  # read once per clause by the speaking thread
+        self.session.shared.synthesizer = voice
+        return ["the voice"]
 
     # ---- stored conversations (called on the bridge's action thread) ---------------------------------------------
 

@@ -1,46 +1,63 @@
-"""The settings dialog: every section of engine.settings.Settings, validated by pydantic before saving.
+"""The settings dialog: pages for people (app.settings_fields), validated by pydantic before saving.
 
-Secrets (API keys, MCP secret env values) go to the OS keyring; the file gets only `keyring:` references.
-Secrets found written in clear are named at the bottom, and "Move to keyring" moves them and rewrites the file.
-Device probing and test tones run on worker threads, never on the UI thread.
+A list of pages on the left, one page at a time on the right. Every value that can be a choice is a
+populated dropdown: devices (with a live level meter and a test sound), voices (with a preview), languages,
+models (installed, size, whether they fit in memory). The Tools page lists every tool with a permission
+dropdown; MCP servers are a form with JSON import and export. Secrets (API keys, MCP secret env values) go to
+the OS keyring; the file gets only `keyring:` references, and "Move to keyring" moves secrets found in clear.
+Saved changes a running Venus cannot take live (the model, devices) offer one "Restart Venus" action.
+Device probing, previews and tool listing run on worker threads, never on the UI thread.
 """
 
 from __future__ import annotations
 
+import atexit
+import os
+import sys
 import threading
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 from pydantic import ValidationError
-from PySide6.QtCore import Signal
+from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import (
+    QApplication,
     QComboBox,
     QDialog,
     QDialogButtonBox,
+    QFrame,
     QHBoxLayout,
     QLabel,
-    QLineEdit,
+    QListWidget,
     QPushButton,
-    QTabWidget,
+    QScrollArea,
+    QStackedWidget,
     QVBoxLayout,
     QWidget,
 )
 
 from app.device_checks import CheckResult, SystemDeviceChecks
 from app.secrets import PlaintextSecret, api_key_name, delete_secret, set_secret
-from app.settings_form import SectionForm
-from app.settings_models import ModelsPanel
-from app.settings_pages import ApiKeysPage, McpPage, ToolsPage
+from app.settings_audio import (
+    Devices,
+    LevelMonitor,
+    device_choices,
+    espeak_voices,
+    list_devices,
+    piper_voices,
+    preview_voice,
+    run_in_thread,
+    voice_choices,
+)
+from app.settings_fields import PAGES, needs_restart, page_of
+from app.settings_form import FormGroup, SectionEditors, fill_choices, help_label, select_value
+from app.settings_models import ModelsPanel, model_choices
+from app.settings_pages import ApiKeysPage, McpPage, ToolsPage, describe_tools_offline
 from app.widgets import LevelMeter
 from engine.errors import SecretError
 from engine.secrets import plaintext_warning, with_keyring_refs
 from engine.settings import Settings, save_settings
-
-_FORM_SECTIONS = {  # settings section -> tab title
-    "llm": "Models", "audio": "Audio", "vad": "Voice activity", "asr": "Speech recognition", "tts": "Voice",
-    "camera": "Camera", "conversation": "Conversation", "harness": "Tools", "ui": "Interface",
-}
 
 
 def vision_mode(camera: Any) -> str:
@@ -58,153 +75,323 @@ def describe_validation(err: ValidationError) -> list[str]:
     return [f"{'.'.join(str(p) for p in e['loc'])}: {e['msg']}" for e in err.errors()]
 
 
+def restart_venus() -> None:
+    """Quit the app and start it again the same way, once everything is shut down (exec at interpreter exit)."""
+    argv = [sys.executable, *sys.orig_argv[1:]]
+    atexit.register(lambda: os.execv(sys.executable, argv))
+    app = QApplication.instance()
+    if app is not None:
+        app.quit()
+
+
+def _voice_key(engine: str, voice: str) -> str:
+    return f"{engine}:{voice}"
+
+
 class SettingsDialog(QDialog):
-    """Edits a copy of the settings; `settings_saved` fires after a successful save."""
+    """Edits a copy of the settings; `settings_saved` fires after a successful save.
+
+    `tools` is the running session's `Harness.describe_tools()`; without it the list comes from a throwaway
+    harness on a worker thread. `restart` restarts Venus (tests pass their own).
+    """
 
     settings_saved = Signal(object)  # the saved Settings
-    devices_found = Signal(list, str)  # (device names, problem) from the probe thread
+    devices_found = Signal(object)  # Devices, from the probe thread
+    choices_found = Signal(str, list, str)  # (field key, [(label, value)], problem) from a worker thread
     check_finished = Signal(str, object)  # (which check, CheckResult) from a worker thread
+    tools_found = Signal(list, str)  # (describe_tools rows, problem) from a worker thread
+    level_heard = Signal(float)  # the live microphone level in dBFS, from PortAudio's thread
 
-    def __init__(self, settings: Settings, parent: QWidget | None = None, settings_path: Path | None = None) -> None:
+    def __init__(self, settings: Settings, parent: QWidget | None = None, settings_path: Path | None = None,
+                 tools: list[dict[str, Any]] | None = None, restart: Callable[[], None] | None = None) -> None:
         super().__init__(parent)
         self.setWindowTitle("Settings")
         self.setAccessibleName("Settings")
         self.original = settings
         self.settings_path = settings_path
         self.saved: Settings | None = None
-        self.tabs = QTabWidget()
-        self.tabs.setAccessibleName("Settings sections")
-        self.forms: dict[str, SectionForm] = {}
-        pages: dict[str, QVBoxLayout] = {}
-        for section, title in _FORM_SECTIONS.items():
-            page = QWidget()
-            layout = QVBoxLayout(page)
-            form = SectionForm(getattr(settings, section), title)
-            layout.addWidget(form)
-            self.forms[section] = form
-            pages[section] = layout
-            self.tabs.addTab(page, title)
-        self._build_models_extras(pages["llm"])
+        self.restart = restart or restart_venus
+        self.restart_reasons: list[str] = []
         self.checks = SystemDeviceChecks()
-        self._build_audio_extras(pages["audio"])
-        self._build_camera_extras(pages["camera"])
-        self.tools = ToolsPage(dict(settings.harness.permissions), list(settings.harness.allowed_folders))
-        pages["harness"].addWidget(self.tools, 1)
-        self.mcp = McpPage(dict(settings.harness.mcp_servers))
-        self.mcp.secrets_moved.connect(self._save_moved_secrets)
-        self.tabs.addTab(self.mcp, "MCP servers")
-        self.api_keys = ApiKeysPage()
-        self.tabs.addTab(self.api_keys, "API keys")
+        self.monitor = LevelMonitor(self.level_heard.emit, lambda text: self.check_finished.emit(
+            "meter", CheckResult(False, text)))
+        specs: dict[str, list] = {}
+        for _, groups in PAGES:
+            for _, fields in groups:
+                for spec in fields:
+                    specs.setdefault(spec.section, []).append(spec)
+        self.forms = {section: SectionEditors(getattr(settings, section), fields) for section, fields in specs.items()}
+        self._build_widgets(settings, tools)
+        self.nav = QListWidget()
+        self.nav.setAccessibleName("Settings pages")
+        self.nav.setFixedWidth(150)
+        self.nav.setSpacing(3)
+        self.stack = QStackedWidget()
+        self.page_titles: list[str] = []
+        for title, groups in PAGES:
+            self.nav.addItem(title)
+            self.page_titles.append(title)
+            self.stack.addWidget(self._page(title, groups))
+        self.nav.currentRowChanged.connect(self._show_row)
         self.error = QLabel()
         self.error.setObjectName("settingsError")
         self.error.setWordWrap(True)
         self.error.setStyleSheet("color: #c62828")
         self.error.setAccessibleName("Settings problems")
+        self.restart_note = QLabel()
+        self.restart_note.setWordWrap(True)
+        self.restart_note.setAccessibleName("What needs a restart")
+        self.restart_button = QPushButton("Restart Venus")
+        self.restart_button.setAccessibleName("Restart Venus to use the new settings")
+        self.restart_button.clicked.connect(self._restart_now)
+        self.restart_bar = QFrame()
+        bar = QHBoxLayout(self.restart_bar)
+        bar.setContentsMargins(0, 0, 0, 0)
+        bar.addWidget(self.restart_note, 1)
+        bar.addWidget(self.restart_button)
+        self.restart_bar.hide()
         self.buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Save | QDialogButtonBox.StandardButton.Cancel)
         self.buttons.accepted.connect(self.save)
         self.buttons.rejected.connect(self.reject)
+        body = QHBoxLayout()
+        body.addWidget(self.nav)
+        body.addWidget(self.stack, 1)
         layout = QVBoxLayout(self)
-        layout.addWidget(self.tabs, 1)
+        layout.addLayout(body, 1)
         layout.addWidget(self.error)
+        layout.addWidget(self.restart_bar)
         layout.addWidget(self.buttons)
-        self.resize(720, 560)
+        self.resize(900, 650)
+        self.nav.setCurrentRow(0)
         if found := self.mcp.plaintext_secrets():
             self.error.setText(f"⚠ {plaintext_warning(found)}: MCP servers → Move to keyring.")
+        self._start_lookups(settings, tools)
 
-    # ---- models ----------------------------------------------------------------------------------------------
+    # ---- pages -----------------------------------------------------------------------------------------------
 
-    def _build_models_extras(self, layout: QVBoxLayout) -> None:
-        self.models = ModelsPanel()
-        self.models.model_chosen.connect(self.model_field.setText)
-        layout.insertWidget(0, self.models)
-        layout.addStretch(1)
-
-    @property
-    def model_field(self) -> QLineEdit:
-        """The llm.model editor."""
-        return self.forms["llm"].editors["model"]
-
-    # ---- audio -----------------------------------------------------------------------------------------------
-
-    def _build_audio_extras(self, layout: QVBoxLayout) -> None:
+    def _build_widgets(self, settings: Settings, tools: list[dict[str, Any]] | None) -> None:
+        """The parts of pages that are more than fields: meters, test buttons, the model manager, tables."""
         self.device_status = QLabel("Looking for audio devices…")
+        self.device_status.setWordWrap(True)
         self.device_status.setAccessibleName("Audio device status")
-        self.tone_button = QPushButton("Play test tone")
-        self.tone_button.setAccessibleName("Play a test tone on the output device")
-        self.tone_button.clicked.connect(self.play_test_tone)
+        self.mic_level = LevelMeter(name="Live level of the chosen microphone")
         self.mic_button = QPushButton("Test microphone")
-        self.mic_button.setAccessibleName("Record one second from the input device and show its level")
+        self.mic_button.setAccessibleName("Record one second from the microphone and show its level")
         self.mic_button.clicked.connect(self.test_microphone)
-        self.mic_level = LevelMeter(name="Input level of the microphone test")
-        self.devices_found.connect(self._fill_devices)
-        self.check_finished.connect(self._show_check)
-        row = QHBoxLayout()
-        row.addWidget(self.tone_button)
-        row.addWidget(self.mic_button)
-        row.addWidget(self.mic_level, 1)
-        layout.addLayout(row)
-        layout.addWidget(self.device_status)
-        layout.addStretch(1)
-        threading.Thread(target=self._probe_devices, name="venus-audio-probe", daemon=True).start()
-
-    def _probe_devices(self) -> None:
-        try:
-            import sounddevice
-
-            names = [d["name"] for d in sounddevice.query_devices()]
-            self.devices_found.emit(names, "" if names else "no audio devices found")
-        except Exception as exc:  # PortAudio missing or broken: say so, keep the dialog usable
-            self.devices_found.emit([], f"audio devices unavailable: {exc}")
-
-    def _fill_devices(self, names: list[str], problem: str) -> None:
-        for field in ("input_device", "output_device"):
-            box: QComboBox = self.forms["audio"].editors[field]
-            current = box.currentText()
-            box.clear()
-            box.addItems(["", *names])
-            box.setCurrentText(current)
-        self.device_status.setText(problem or f"{len(names)} audio devices found")
-
-    def _run_check(self, which: str, check: Callable[[], CheckResult]) -> threading.Thread:
-        thread = threading.Thread(target=lambda: self.check_finished.emit(which, check()), name=f"venus-{which}-check",
-                                  daemon=True)
-        thread.start()
-        return thread
-
-    def _show_check(self, which: str, result: CheckResult) -> None:
-        label = self.camera_status if which == "camera" else self.device_status
-        label.setText(("✔ " if result.ok else "✘ ") + result.message)
-        if result.level_dbfs is not None:
-            self.mic_level.set_level(result.level_dbfs)
-
-    def play_test_tone(self) -> threading.Thread:
-        """Play the test tone on the chosen output device, on a worker thread."""
-        values = self.forms["audio"].values()
-        return self._run_check("tone", lambda: self.checks.play_test_tone(values["output_device"], values["test_tone_hz"]))
-
-    def test_microphone(self) -> threading.Thread:
-        """Record a second from the chosen input device and show its level, on a worker thread."""
-        device = self.forms["audio"].values()["input_device"]
-        return self._run_check("microphone", lambda: self.checks.check_microphone(device))
-
-    # ---- camera ----------------------------------------------------------------------------------------------
-
-    def _build_camera_extras(self, layout: QVBoxLayout) -> None:
+        self.tone_button = QPushButton("Play test sound")
+        self.tone_button.setAccessibleName("Play a test sound on the speaker")
+        self.tone_button.clicked.connect(self.play_test_tone)
+        self.preview_button = QPushButton("Preview voice")
+        self.preview_button.setAccessibleName("Speak a sentence in the chosen voice")
+        self.preview_button.clicked.connect(self.preview_voice)
+        self.voice_status = QLabel()
+        self.voice_status.setWordWrap(True)
+        self.voice_status.setAccessibleName("Voice preview result")
+        self.models = ModelsPanel()
+        self.models.model_chosen.connect(self._model_added)
         self.camera_button = QPushButton("Test camera")
         self.camera_button.setAccessibleName("Open the camera and read one picture")
         self.camera_button.clicked.connect(self.test_camera)
         self.camera_status = QLabel()
         self.camera_status.setWordWrap(True)
         self.camera_status.setAccessibleName("Camera test result")
-        row = QHBoxLayout()
-        row.addWidget(self.camera_button)
-        row.addWidget(self.camera_status, 1)
-        layout.addLayout(row)
-        self.vision_mode = QLabel(f"Vision in use: {vision_mode(self.original.camera)}")
+        self.vision_mode = QLabel(f"Vision in use: {vision_mode(settings.camera)}")
         self.vision_mode.setWordWrap(True)
         self.vision_mode.setAccessibleName("Which kind of vision is active")
-        layout.addWidget(self.vision_mode)
-        layout.addStretch(1)
+        self.tools = ToolsPage(dict(settings.harness.permissions), list(settings.harness.allowed_folders), tools)
+        self.mcp = McpPage(dict(settings.harness.mcp_servers))
+        self.mcp.secrets_moved.connect(self._save_moved_secrets)
+        self.api_keys = ApiKeysPage()
+        self._extras = {  # shown under a field, above its help line
+            "audio.input_device": self._row(self.mic_level, self.mic_button),
+            "audio.output_device": self._row(self.tone_button),
+            "tts.voice": self._row(self.preview_button, self.voice_status),
+        }
+        self.devices_found.connect(self._fill_devices)
+        self.choices_found.connect(self._fill_choices)
+        self.check_finished.connect(self._show_check)
+        self.tools_found.connect(self.tools.show_tools)
+        self.level_heard.connect(self.mic_level.set_level)
+        self.input_box.currentIndexChanged.connect(self._restart_meter)
+        voice = self.forms["tts"].editors["voice"]
+        fill_choices(voice, [(settings.tts.voice, _voice_key(settings.tts.engine, settings.tts.voice))],
+                     keep=_voice_key(settings.tts.engine, settings.tts.voice))
+
+    def _row(self, *widgets: QWidget) -> QWidget:
+        box = QWidget()
+        row = QHBoxLayout(box)
+        row.setContentsMargins(0, 0, 0, 0)
+        for widget in widgets:
+            row.addWidget(widget, 1 if isinstance(widget, LevelMeter | QLabel) else 0)
+        if not any(isinstance(widget, LevelMeter | QLabel) for widget in widgets):
+            row.addStretch(1)
+        return box
+
+    def _page(self, title: str, groups: list) -> QWidget:
+        extras = self._extras
+        content = QWidget()
+        layout = QVBoxLayout(content)
+        if title == "Tools":
+            layout.addWidget(self.tools, 1)
+        for group_title, fields in groups:
+            group = FormGroup(group_title)
+            for spec in fields:
+                group.add_field(spec, self.forms[spec.section].editors[spec.name], extras.get(spec.key))
+            layout.addWidget(group)
+        if title == "Audio devices":
+            layout.addWidget(self.device_status)
+        if title == "Models":
+            group = FormGroup("Add a model")
+            group.form.addRow(self.models)
+            layout.addWidget(group)
+        if title == "Camera":
+            layout.addWidget(self._row(self.camera_button, self.camera_status))
+            layout.addWidget(self.vision_mode)
+        if title == "MCP servers":
+            layout.addWidget(help_label("Servers give Venus more tools. Their tools ask before each use unless you "
+                                        "allow them; secret values live in the OS keyring."))
+            layout.addWidget(self.mcp, 1)
+        if title == "API keys":
+            layout.addWidget(self.api_keys)
+        if title not in ("Tools", "MCP servers"):
+            layout.addStretch(1)
+        if title in ("Tools", "MCP servers"):  # these fill the page with a table or list of their own
+            return content
+        scroll = QScrollArea()
+        scroll.setWidgetResizable(True)
+        scroll.setFrameShape(QFrame.Shape.NoFrame)
+        scroll.setWidget(content)
+        return scroll
+
+    def show_page(self, title: str) -> None:
+        """Bring a page to the front, as a click on its name would."""
+        self.nav.setCurrentRow(self.page_titles.index(title))
+
+    def current_page(self) -> str:
+        """The title of the page shown."""
+        return self.page_titles[self.stack.currentIndex()]
+
+    def _show_row(self, row: int) -> None:
+        self.stack.setCurrentIndex(row)
+        self._restart_meter()
+
+    # ---- choices filled from the system ------------------------------------------------------------------------
+
+    @property
+    def input_box(self) -> QComboBox:
+        """The microphone dropdown."""
+        return self.forms["audio"].editors["input_device"]
+
+    @property
+    def model_field(self) -> QComboBox:
+        """The llm.model dropdown."""
+        return self.forms["llm"].editors["model"]
+
+    def _start_lookups(self, settings: Settings, tools: list[dict[str, Any]] | None) -> None:
+        run_in_thread("venus-audio-probe", list_devices, self.devices_found.emit)
+        run_in_thread("venus-voice-list", lambda: voice_choices(piper_voices(), espeak_voices()),
+                      lambda items: self.choices_found.emit("tts.voice", items, ""))
+        for key, kind in (("llm.model", "llm"), ("asr.model", "asr"), ("camera.face_model", "vision")):
+            run_in_thread(f"venus-{kind}-list", lambda kind=kind: model_choices(kind),
+                          lambda found, key=key: self.choices_found.emit(key, *found))
+        if tools is None:
+            def list_tools() -> tuple[list[dict[str, Any]], str]:
+                try:
+                    return describe_tools_offline(settings.harness), ""
+                except Exception as exc:  # the list is a convenience: say why it is missing, keep the page usable
+                    return [], f"The tools could not be listed: {exc}"
+            run_in_thread("venus-tool-list", list_tools, lambda found: self.tools_found.emit(*found))
+
+    def _fill_choices(self, key: str, items: list, problem: str) -> None:
+        section, name = key.split(".", 1)
+        box: QComboBox = self.forms[section].editors[name]
+        fill_choices(box, items)
+        if key == "tts.voice":
+            espeak = [(label, value.split(":", 1)[1]) for label, value in items if value.startswith("espeak:")]
+            fill_choices(self.forms["tts"].editors["espeak_voice"], espeak)
+        if problem:
+            self.error.setText(problem)
+
+    def _fill_devices(self, devices: Devices) -> None:
+        fill_choices(self.input_box, device_choices(devices.inputs))
+        fill_choices(self.forms["audio"].editors["output_device"], device_choices(devices.outputs))
+        cameras = [("First camera (0)", 0), ("Second camera (1)", 1), ("Third camera (2)", 2)]
+        fill_choices(self.forms["camera"].editors["device"], cameras)
+        self.device_status.setText(devices.problem or f"{len(devices.inputs)} microphone(s) and {len(devices.outputs)} "
+                                   "speaker(s) found.")
+        self._restart_meter()
+
+    def _model_added(self, model_id: str) -> None:
+        items, _ = model_choices("llm")
+        fill_choices(self.model_field, items, keep=model_id)
+
+    # ---- trying things out -------------------------------------------------------------------------------------
+
+    def _restart_meter(self) -> None:
+        """The live meter listens while the Audio devices page is shown, on the microphone chosen there."""
+        wanted = self.isVisible() and self.current_page() == "Audio devices"
+        device = self.forms["audio"].values()["input_device"]
+        if not wanted:
+            self.monitor.stop()
+        elif not self.monitor.running or self.monitor.device != device:
+            self.monitor.start(device)
+
+    def showEvent(self, event: Any) -> None:
+        """Start the meter if the dialog opens on the Audio page."""
+        super().showEvent(event)
+        self._restart_meter()
+
+    def done(self, result: int) -> None:
+        """Close the microphone with the dialog."""
+        self.monitor.stop()
+        super().done(result)
+
+    def hideEvent(self, event: Any) -> None:
+        """A hidden dialog does not listen."""
+        self.monitor.stop()
+        super().hideEvent(event)
+
+    def _run_check(self, which: str, check: Callable[[], CheckResult]) -> threading.Thread:
+        return run_in_thread(f"venus-{which}-check", check, lambda result: self.check_finished.emit(which, result))
+
+    def _show_check(self, which: str, result: CheckResult) -> None:
+        label = {"camera": self.camera_status, "voice": self.voice_status}.get(which, self.device_status)
+        label.setText(("✔ " if result.ok else "✘ ") + result.message)
+        if result.level_dbfs is not None:
+            self.mic_level.set_level(result.level_dbfs)
+        if which == "voice":
+            self.preview_button.setEnabled(True)
+
+    def play_test_tone(self) -> threading.Thread:
+        """Play the test sound on the chosen speaker, on a worker thread."""
+        values = self.forms["audio"].values()
+        return self._run_check("tone", lambda: self.checks.play_test_tone(values["output_device"], values["test_tone_hz"]))
+
+    def test_microphone(self) -> threading.Thread:
+        """Record a second from the chosen microphone and show its level, on a worker thread."""
+        self.monitor.stop()  # one reader at a time: some devices open only once
+        device = self.forms["audio"].values()["input_device"]
+
+        def check() -> CheckResult:
+            return self.checks.check_microphone(device)
+        return self._run_check("microphone", check)
+
+    def preview_voice(self, play: bool = True) -> threading.Thread:
+        """Speak a sentence in the chosen voice, speed and volume on the chosen speaker, on a worker thread."""
+        tts = self._tts_values()
+        device = self.forms["audio"].values()["output_device"]
+        self.preview_button.setEnabled(False)
+        self.voice_status.setText("Speaking…")
+        return self._run_check("voice", lambda: preview_voice(tts, device, play=play))
+
+    def select_voice(self, engine: str, voice: str) -> None:
+        """Choose a voice (as picking it in the dropdown would)."""
+        select_value(self.forms["tts"].editors["voice"], _voice_key(engine, voice))
+
+    def _tts_values(self) -> dict[str, Any]:
+        values = self.forms["tts"].values()
+        engine, _, voice = str(values["voice"]).partition(":")
+        return {**self.original.tts.model_dump(), **values, "engine": engine, "voice": voice}
 
     def test_camera(self) -> threading.Thread:
         """Open the chosen camera (index, file or URL) and read a frame, on a worker thread."""
@@ -219,6 +406,7 @@ class SettingsDialog(QDialog):
         raw = self.original.model_dump()
         for section, form in self.forms.items():
             raw[section].update(form.values())
+        raw["tts"] = self._tts_values()
         permissions, folders, problems = self.tools.values()
         raw["harness"]["permissions"] = permissions
         raw["harness"]["allowed_folders"] = folders
@@ -229,7 +417,7 @@ class SettingsDialog(QDialog):
         return raw, problems
 
     def validated(self) -> Settings | None:
-        """The edited settings if valid; otherwise None, with every problem shown and its tab selected."""
+        """The edited settings if valid; otherwise None, with every problem shown and its page selected."""
         raw, problems = self.collect()
         settings = None
         try:
@@ -238,16 +426,15 @@ class SettingsDialog(QDialog):
             problems = describe_validation(err) + problems
         if problems:
             self.error.setText("Not saved: " + "; ".join(problems))
-            section = problems[0].split(".", 1)[0].split(":")[0]
-            titles = {**_FORM_SECTIONS, "harness": "MCP servers" if "mcp_servers" in problems[0] else "Tools"}
-            for i in range(self.tabs.count()):
-                if self.tabs.tabText(i) == titles.get(section):
-                    self.tabs.setCurrentIndex(i)
+            self.show_page(page_of(problems[0].split(":", 1)[0]))
             return None
         return settings
 
     def save(self) -> bool:
-        """Validate, store secrets in the keyring, then write the file; nothing is written if any step fails."""
+        """Validate, store secrets in the keyring, then write the file; nothing is written if any step fails.
+
+        The dialog closes, unless a change needs a restart: then it stays open with the "Restart Venus" action.
+        """
         settings = self.validated()
         if settings is None:
             return False
@@ -263,11 +450,22 @@ class SettingsDialog(QDialog):
             return False
         self.mcp.pending_secrets.clear()
         save_settings(settings, self.settings_path)
-        self.saved = settings
+        self.restart_reasons = needs_restart(self.original, settings)
+        self.original = self.saved = settings
         self.error.clear()
         self.settings_saved.emit(settings)
+        if self.restart_reasons:
+            self.restart_note.setText(f"Saved. Venus uses the new settings for {', '.join(self.restart_reasons)} "
+                                      "after a restart; everything else applies now.")
+            self.restart_bar.show()
+            self.restart_button.setFocus(Qt.FocusReason.OtherFocusReason)
+            return True
         self.accept()
         return True
+
+    def _restart_now(self) -> None:
+        self.accept()
+        self.restart()
 
     def _save_moved_secrets(self, moved: list[PlaintextSecret]) -> None:
         """Write the file at once with the moved secrets as references; every other edit stays unsaved."""

@@ -1,17 +1,62 @@
-"""Editors built from a pydantic settings section: one widget per field, bounds taken from the field."""
+"""Editors for settings fields, described for people: a label, a unit and one line of help per field.
+
+`FieldSpec` says how one field of engine.settings is shown; `SectionEditors` builds one widget per field of
+a section and reads them back as raw data for pydantic; `FormPage` lays fields out in titled groups with the
+help line under each. Bounds only widen to the field's limits (an exclusive limit stays enterable), so
+pydantic still gives the message when a value is out of range.
+"""
 
 from __future__ import annotations
 
 import types
 import typing
+from dataclasses import dataclass
 from typing import Any, Literal
 
 import annotated_types
 from pydantic import BaseModel
 from pydantic.fields import FieldInfo
-from PySide6.QtWidgets import QCheckBox, QComboBox, QDoubleSpinBox, QFormLayout, QLineEdit, QSpinBox, QWidget
+from PySide6.QtCore import Qt
+from PySide6.QtWidgets import (
+    QCheckBox,
+    QComboBox,
+    QDoubleSpinBox,
+    QFormLayout,
+    QGroupBox,
+    QLabel,
+    QLineEdit,
+    QPlainTextEdit,
+    QSpinBox,
+    QVBoxLayout,
+    QWidget,
+)
 
-_EDITABLE = (bool, int, float, str)
+Choice = tuple[str, Any]  # (what the user reads, the value stored)
+
+
+@dataclass(frozen=True)
+class FieldSpec:
+    """How one settings field is shown: `key` is "section.field"."""
+
+    key: str
+    label: str
+    help: str = ""
+    unit: str = ""  # shown after the number: "ms", "s", "tokens", "%"
+    scale: float = 1.0  # shown = stored * scale (a 0..1 gain shown as 0..100 %)
+    choices: tuple[Choice, ...] = ()  # a fixed list; dynamic lists are filled later with `set_choices`
+    chooser: bool = False  # a dropdown whose items come later (devices, voices, models)
+    editable: bool = False  # a dropdown that also takes typed text (a camera path or URL)
+    multiline: bool = False
+
+    @property
+    def section(self) -> str:
+        """The settings section, e.g. "llm"."""
+        return self.key.split(".", 1)[0]
+
+    @property
+    def name(self) -> str:
+        """The field name inside its section, e.g. "n_ctx"."""
+        return self.key.split(".", 1)[1]
 
 
 def _bounds(info: FieldInfo) -> tuple[float | None, float | None]:
@@ -24,102 +69,172 @@ def _bounds(info: FieldInfo) -> tuple[float | None, float | None]:
     return low, high
 
 
-def _label(name: str) -> str:
-    return name.replace("_", " ").replace("n ", "number of ", 1).capitalize() if name.startswith("n_") else name.replace("_", " ").capitalize()
-
-
 def _is_device(annotation: Any) -> bool:
     return isinstance(annotation, types.UnionType) and int in typing.get_args(annotation) and str in typing.get_args(annotation)
 
 
-class SectionForm(QWidget):
-    """A form for the simple fields of one settings section; lists and dicts are left to custom pages.
+def combo_values(box: QComboBox) -> list[Any]:
+    """The stored value behind every item of a dropdown."""
+    return [box.itemData(i) for i in range(box.count())]
 
-    Bounds only widen to the field's limits (an exclusive limit stays enterable), so pydantic still
-    gives the message when a value is out of range.
-    """
 
-    def __init__(self, section: BaseModel, title: str, parent: QWidget | None = None) -> None:
-        super().__init__(parent)
-        self.title = title
+def select_value(box: QComboBox, value: Any, missing: str = "{value} (not available)") -> None:
+    """Select the item storing `value`; a value not listed is added (named as missing) so it is never lost."""
+    for i in range(box.count()):
+        if box.itemData(i) == value:
+            box.setCurrentIndex(i)
+            return
+    if box.isEditable():
+        box.setCurrentText("" if value is None else str(value))
+        return
+    box.addItem(missing.format(value=value), value)
+    box.setCurrentIndex(box.count() - 1)
+
+
+def fill_choices(box: QComboBox, choices: list[Choice] | tuple[Choice, ...], keep: Any = ...) -> None:
+    """Replace a dropdown's items, keeping the selected value (or selecting `keep`)."""
+    value = box.currentData() if keep is ... else keep
+    if box.isEditable() and keep is ... and box.currentIndex() < 0:
+        value = box.currentText()
+    box.blockSignals(True)
+    box.clear()
+    for label, data in choices:
+        box.addItem(label, data)
+    box.blockSignals(False)
+    select_value(box, value)
+
+
+class SectionEditors:
+    """One editor widget per shown field of a settings section; `values()` gives raw data for validation."""
+
+    def __init__(self, section: BaseModel, specs: list[FieldSpec]) -> None:
         self.section_type = type(section)
+        self.specs = {spec.name: spec for spec in specs}
         self.editors: dict[str, QWidget] = {}
-        layout = QFormLayout(self)
-        for name, info in self.section_type.model_fields.items():
-            editor = self._editor(name, info)
-            if editor is None:
-                continue
-            editor.setObjectName(f"{title.lower()}.{name}")
-            editor.setAccessibleName(f"{title}: {_label(name)}")
-            if info.description:
-                editor.setToolTip(info.description)
-            self.editors[name] = editor
-            layout.addRow(_label(name), editor)
+        for spec in specs:
+            editor = self._editor(spec, self.section_type.model_fields[spec.name])
+            editor.setObjectName(spec.key)
+            editor.setAccessibleName(spec.label)
+            if spec.help:
+                editor.setAccessibleDescription(spec.help)
+                editor.setToolTip(spec.help)
+            self.editors[spec.name] = editor
         self.set_values(section)
 
-    def _editor(self, name: str, info: FieldInfo) -> QWidget | None:
+    def _editor(self, spec: FieldSpec, info: FieldInfo) -> QWidget:
         annotation = info.annotation
-        if typing.get_origin(annotation) is Literal:
+        if spec.choices or spec.chooser or typing.get_origin(annotation) is Literal or _is_device(annotation):
             box = QComboBox()
-            box.addItems([str(v) for v in typing.get_args(annotation)])
-            return box
-        if _is_device(annotation):
-            box = QComboBox()
-            box.setEditable(True)
+            box.setEditable(spec.editable)
+            box.setSizeAdjustPolicy(QComboBox.SizeAdjustPolicy.AdjustToMinimumContentsLengthWithIcon)
+            box.setMinimumContentsLength(24)
+            choices = spec.choices or tuple((str(v), v) for v in typing.get_args(annotation) if typing.get_origin(annotation) is Literal)
+            for label, value in choices:
+                box.addItem(label, value)
             return box
         if annotation is bool:
-            return QCheckBox()
+            return QCheckBox(spec.label)
         if annotation in (int, float):
             low, high = _bounds(info)
-            spin = QSpinBox() if annotation is int else QDoubleSpinBox()
+            scaled = spec.scale != 1.0
+            spin = QSpinBox() if annotation is int and not scaled else QDoubleSpinBox()
             if isinstance(spin, QDoubleSpinBox):
-                spin.setDecimals(3)
-                spin.setSingleStep(0.05)
-            spin.setRange(low if low is not None else -1_000_000, high if high is not None else 1_000_000)
+                spin.setDecimals(0 if scaled else 2)
+                spin.setSingleStep(5 if scaled else 0.05)
+            spin.setRange(low * spec.scale if low is not None else -1_000_000, high * spec.scale if high is not None else 1e9)
+            if spec.unit:
+                spin.setSuffix(f" {spec.unit}")
             return spin
+        if annotation is str and spec.multiline:
+            edit = QPlainTextEdit()
+            edit.setTabChangesFocus(True)
+            edit.setFixedHeight(80)
+            return edit
         if annotation is str:
             return QLineEdit()
-        extra = info.json_schema_extra if isinstance(info.json_schema_extra, dict) else {}
-        if annotation == list[str] and extra.get("comma_list"):  # a short list (names), in one line
+        if annotation == list[str]:  # a short list (names), in one line
             edit = QLineEdit()
             edit.setProperty("comma_list", True)
             edit.setPlaceholderText("comma-separated")
             return edit
-        return None
+        raise TypeError(f"{spec.key} has no editor for {annotation}; give it a page of its own")
 
     def set_values(self, section: BaseModel) -> None:
         """Show a section's values."""
         for name, editor in self.editors.items():
             value = getattr(section, name)
+            spec = self.specs[name]
             if isinstance(editor, QCheckBox):
                 editor.setChecked(bool(value))
             elif isinstance(editor, QComboBox):
-                text = "" if value is None else str(value)
-                if editor.isEditable() and editor.findText(text) < 0:
-                    editor.addItem(text)
-                editor.setCurrentText(text)
+                select_value(editor, value)
             elif isinstance(editor, QSpinBox | QDoubleSpinBox):
-                editor.setValue(value)
+                editor.setValue(value * spec.scale)
+            elif isinstance(editor, QPlainTextEdit):
+                editor.setPlainText(str(value))
             elif isinstance(editor, QLineEdit) and editor.property("comma_list"):
                 editor.setText(", ".join(value))
             elif isinstance(editor, QLineEdit):
                 editor.setText(str(value))
 
     def values(self) -> dict[str, Any]:
-        """The edited values as raw data for validation (device fields: '' -> None, digits -> int)."""
+        """The edited values as raw data (an editable dropdown's typed digits become a device index)."""
         raw: dict[str, Any] = {}
         for name, editor in self.editors.items():
+            spec = self.specs[name]
             if isinstance(editor, QCheckBox):
                 raw[name] = editor.isChecked()
             elif isinstance(editor, QComboBox) and editor.isEditable():
+                index = editor.findText(editor.currentText())
                 text = editor.currentText().strip()
-                raw[name] = None if not text else int(text) if text.isdigit() else text
+                raw[name] = editor.itemData(index) if index >= 0 else int(text) if text.isdigit() else text or None
             elif isinstance(editor, QComboBox):
-                raw[name] = editor.currentText()
+                raw[name] = editor.currentData()
             elif isinstance(editor, QSpinBox | QDoubleSpinBox):
-                raw[name] = editor.value()
+                value = editor.value() / spec.scale
+                raw[name] = round(value) if self.section_type.model_fields[name].annotation is int else round(value, 6)
+            elif isinstance(editor, QPlainTextEdit):
+                raw[name] = editor.toPlainText()
             elif isinstance(editor, QLineEdit) and editor.property("comma_list"):
                 raw[name] = [part.strip() for part in editor.text().split(",") if part.strip()]
             elif isinstance(editor, QLineEdit):
                 raw[name] = editor.text()
         return raw
+
+
+def help_label(text: str) -> QLabel:
+    """The one line of help shown under a field, small and grey."""
+    label = QLabel(text)
+    label.setWordWrap(True)
+    label.setObjectName("fieldHelp")
+    label.setStyleSheet("color: palette(placeholder-text); font-size: 11px")
+    label.setTextInteractionFlags(Qt.TextInteractionFlag.NoTextInteraction)
+    return label
+
+
+class FormGroup(QGroupBox):
+    """A titled group of fields: the label on the left, the editor with its help line under it on the right."""
+
+    def __init__(self, title: str, parent: QWidget | None = None) -> None:
+        super().__init__(title, parent)
+        self.form = QFormLayout(self)
+        self.form.setFieldGrowthPolicy(QFormLayout.FieldGrowthPolicy.AllNonFixedFieldsGrow)
+        self.form.setRowWrapPolicy(QFormLayout.RowWrapPolicy.DontWrapRows)
+
+    def add_field(self, spec: FieldSpec, editor: QWidget, extra: QWidget | None = None) -> None:
+        """One field: label (none for a checkbox, which carries its own), editor, an optional extra, help."""
+        box = QWidget()
+        column = QVBoxLayout(box)
+        column.setContentsMargins(0, 0, 0, 0)
+        column.setSpacing(1)
+        column.addWidget(editor)
+        if extra is not None:
+            column.addWidget(extra)
+        if spec.help:
+            column.addWidget(help_label(spec.help))
+        label = "" if isinstance(editor, QCheckBox) else spec.label
+        self.form.addRow(label, box)
+
+    def add_widget(self, widget: QWidget, label: str = "") -> None:
+        """A row that is not a settings field (a button, a meter)."""
+        self.form.addRow(label, widget)

@@ -1,4 +1,4 @@
-"""The model part of Settings: pick a registered LLM, import a GGUF, or download one with live progress.
+"""The model part of Settings: the installed models as choices (size, fits in memory), GGUF import and download.
 
 Importing hashes the file and downloading streams it, so both run on worker threads; results come back as
 signals. The registry (engine.models) does the real work and names the file in every error.
@@ -12,7 +12,6 @@ from pathlib import Path
 
 from PySide6.QtCore import Signal
 from PySide6.QtWidgets import (
-    QComboBox,
     QFileDialog,
     QFormLayout,
     QHBoxLayout,
@@ -27,10 +26,43 @@ from PySide6.QtWidgets import (
 from engine.errors import VenusError
 
 PROGRESS_EVERY_S = 0.1  # at most ten progress updates a second reach the UI
+MEMORY_HEADROOM = 1.3  # a GGUF needs about its file size plus a third for the context and the runtime
+
+
+def available_memory() -> int | None:
+    """Bytes of memory free for a new model now, or None when the system does not say."""
+    try:
+        import psutil
+
+        return int(psutil.virtual_memory().available)
+    except ImportError:
+        return None
+
+
+def model_choices(kind: str, memory: int | None = None) -> tuple[list[tuple[str, str]], str]:
+    """The registry's models of `kind` as dropdown items ("title · 98 MB · installed"), and a problem if any.
+
+    A model whose files are missing says "not installed"; an LLM larger than the free memory says so too.
+    """
+    from engine.models import all_entries, verify
+
+    try:
+        entries = [e for e in all_entries() if e.kind == kind]
+    except VenusError as exc:
+        return [], str(exc)
+    memory = available_memory() if memory is None else memory
+    items = []
+    for entry in entries:
+        size = sum(f.size or 0 for f in entry.files) or sum(p.stat().st_size for p in entry.paths() if p.exists())
+        notes = [f"{size / 1e6:,.0f} MB" if size else "", "installed" if not verify(entry, full=False) else "not installed"]
+        if kind == "llm" and memory and size * MEMORY_HEADROOM > memory:
+            notes.append(f"too big for the {memory / 1e9:.1f} GB free")
+        items.append((" · ".join([entry.title, *filter(None, notes)]), entry.id))
+    return items, ""
 
 
 class ModelsPanel(QWidget):
-    """Choose, import or download a language model; `model_chosen(id)` fills the llm.model field."""
+    """Import or download a language model; `model_chosen(id)` selects it in the Model dropdown."""
 
     model_chosen = Signal(str)  # a registry id
     _imported = Signal(str, str)  # (model id, problem)
@@ -39,9 +71,6 @@ class ModelsPanel(QWidget):
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
-        self.choice = QComboBox()
-        self.choice.setAccessibleName("Choose a registered language model")
-        self.choice.textActivated.connect(lambda text: text and self.model_chosen.emit(text))
         self.import_button = QPushButton("Import GGUF…")
         self.import_button.setAccessibleName("Import a GGUF model file")
         self.import_button.clicked.connect(self._choose_file)
@@ -65,11 +94,8 @@ class ModelsPanel(QWidget):
         self._downloaded.connect(self._on_downloaded)
         self.busy = False
 
-        top = QHBoxLayout()
-        top.addWidget(self.choice, 1)
-        top.addWidget(self.import_button)
         form = QFormLayout()
-        form.addRow("Registered model", top)
+        form.addRow("A GGUF on this computer", self.import_button)
         form.addRow("Download URL", self.url)
         form.addRow("sha256", self.sha256)
         layout = QVBoxLayout(self)
@@ -80,18 +106,6 @@ class ModelsPanel(QWidget):
         row.addWidget(self.progress, 1)
         layout.addLayout(row)
         layout.addWidget(self.status)
-        self.refresh()
-
-    def refresh(self) -> None:
-        """List the language models the registry knows (shipped, imported, downloaded)."""
-        from engine.models import all_entries
-
-        self.choice.clear()
-        self.choice.addItem("")
-        try:
-            self.choice.addItems([e.id for e in all_entries() if e.kind == "llm"])
-        except VenusError as exc:
-            self.status.setText(str(exc))
 
     def _set_busy(self, busy: bool, text: str = "") -> None:
         self.busy = busy
@@ -124,10 +138,8 @@ class ModelsPanel(QWidget):
         return thread
 
     def _on_imported(self, model_id: str, problem: str) -> None:
-        self._set_busy(False, problem or f"Imported as {model_id!r}; it is now the model in use.")
+        self._set_busy(False, problem or f"Imported as {model_id!r} and chosen as the model.")
         if model_id:
-            self.refresh()
-            self.choice.setCurrentText(model_id)
             self.model_chosen.emit(model_id)
 
     # ---- download -----------------------------------------------------------------------------------------------
@@ -174,4 +186,4 @@ class ModelsPanel(QWidget):
             self.progress.setValue(100)
         self._on_imported(model_id, problem)
         if model_id:
-            self.status.setText(f"Downloaded and verified as {model_id!r}; it is now the model in use.")
+            self.status.setText(f"Downloaded and verified as {model_id!r}, and chosen as the model.")

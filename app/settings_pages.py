@@ -4,23 +4,29 @@ from __future__ import annotations
 
 import json
 import os
+import shlex
 import subprocess
+import tempfile
 import threading
 from pathlib import Path
 from typing import Any
 
-from PySide6.QtCore import Signal
+from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import (
+    QAbstractItemView,
     QComboBox,
     QFileDialog,
     QFormLayout,
+    QGroupBox,
     QHBoxLayout,
+    QHeaderView,
     QLabel,
     QLineEdit,
     QListWidget,
     QPlainTextEdit,
     QPushButton,
     QTableWidget,
+    QTableWidgetItem,
     QVBoxLayout,
     QWidget,
 )
@@ -39,6 +45,8 @@ from engine.errors import SecretError
 from engine.secrets import MIN_SECRET_LENGTH, PROCESS_REDACTOR, Redactor, looks_secret, plaintext_warning
 
 PERMISSION_LEVELS = ("allow", "ask", "off")
+PERMISSION_CHOICES = (("Allow", "allow"), ("Ask first", "ask"), ("Off", "off"))
+MCP_LIST_TIMEOUT_S = 15.0  # the Tools page waits this long for MCP servers to list their tools
 API_KEY_PROVIDERS = {"remote-llm": "OpenAI-compatible endpoint", "web-search": "Web search"}
 MCP_TEST_TIMEOUT_S = 10.0
 MCP_TEST_STDERR_CHARS = 200  # the most of a failed server's last stderr line shown after a test
@@ -51,33 +59,50 @@ def _button(text: str, accessible: str) -> QPushButton:
 
 
 class ToolsPage(QWidget):
-    """Per-tool permission levels and the folders file tools may touch."""
+    """Every tool (built-in and from each MCP server): what it does, its source, whether it works here, and a
+    permission dropdown; plus the folders file tools may touch. Only levels that differ from a tool's
+    default are saved, and overrides of tools not listed now (a server that is down) are kept."""
 
-    def __init__(self, permissions: dict[str, str], folders: list[str], parent: QWidget | None = None) -> None:
+    def __init__(self, permissions: dict[str, str], folders: list[str], tools: list[dict[str, Any]] | None = None,
+                 parent: QWidget | None = None) -> None:
         super().__init__(parent)
-        self.table = QTableWidget(0, 2)
-        self.table.setHorizontalHeaderLabels(["Tool", "Permission"])
-        self.table.setAccessibleName("Tool permissions")
-        self.table.horizontalHeader().setStretchLastSection(True)
-        for name, level in sorted(permissions.items()):
-            self.add_permission(name, level)
-        add_tool, remove_tool = _button("Add tool", "Add a tool permission"), _button("Remove tool", "Remove the selected tool permission")
-        add_tool.clicked.connect(lambda: self.add_permission("", "ask"))
-        remove_tool.clicked.connect(lambda: self.table.removeRow(self.table.currentRow()))
+        self.overrides = dict(permissions)
+        self.rows: list[dict[str, Any]] = []
+        self.levels: dict[str, QComboBox] = {}
+        self.table = QTableWidget(0, 5)
+        self.table.setHorizontalHeaderLabels(["Tool", "What it does", "From", "Works here", "Permission"])
+        self.table.setAccessibleName("Tools and their permissions")
+        self.table.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
+        self.table.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
+        self.table.setWordWrap(False)
+        self.table.verticalHeader().setVisible(False)
+        self.table.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
+        header = self.table.horizontalHeader()
+        header.setMinimumSectionSize(60)
+        for column in (0, 2):
+            header.setSectionResizeMode(column, QHeaderView.ResizeMode.ResizeToContents)
+        header.setSectionResizeMode(1, QHeaderView.ResizeMode.Stretch)
+        for column, width in ((3, 110), (4, 150)):  # "No: why" is elided; its tooltip has it all
+            header.setSectionResizeMode(column, QHeaderView.ResizeMode.Fixed)
+            header.resizeSection(column, width)
+        self.status = QLabel("Looking up the tools…")
+        self.status.setWordWrap(True)
+        self.status.setAccessibleName("Tools status")
         self.folders = QListWidget()
         self.folders.setAccessibleName("Allowed folders")
+        self.folders.setMaximumHeight(90)
         self.folders.addItems(folders)
         add_folder, remove_folder = _button("Add folder…", "Add an allowed folder"), _button("Remove folder", "Remove the selected folder")
         add_folder.clicked.connect(self._choose_folder)
         remove_folder.clicked.connect(lambda: self.folders.takeItem(self.folders.currentRow()))
         layout = QVBoxLayout(self)
-        layout.addWidget(QLabel("Permission per tool: allow runs it, ask waits for your confirmation, off hides it."))
-        layout.addWidget(self.table)
-        row = QHBoxLayout()
-        row.addWidget(add_tool)
-        row.addWidget(remove_tool)
-        row.addStretch(1)
-        layout.addLayout(row)
+        layout.setContentsMargins(0, 0, 0, 0)
+        intro = QLabel("Allow runs a tool at once, Ask first waits for your yes, Off hides it from Venus. "
+                       "Changes apply as soon as you save.")
+        intro.setWordWrap(True)
+        layout.addWidget(intro)
+        layout.addWidget(self.table, 1)
+        layout.addWidget(self.status)
         layout.addWidget(QLabel("Folders the file tools may read and write:"))
         layout.addWidget(self.folders)
         row = QHBoxLayout()
@@ -85,19 +110,37 @@ class ToolsPage(QWidget):
         row.addWidget(remove_folder)
         row.addStretch(1)
         layout.addLayout(row)
+        if tools is not None:
+            self.show_tools(tools)
 
-    def add_permission(self, name: str, level: str) -> None:
-        """Append a tool row."""
-        position = self.table.rowCount()
-        self.table.insertRow(position)
-        edit = QLineEdit(name)
-        edit.setAccessibleName(f"Tool name, row {position + 1}")
-        box = QComboBox()
-        box.addItems(PERMISSION_LEVELS)
-        box.setCurrentText(level)
-        box.setAccessibleName(f"Permission, row {position + 1}")
-        self.table.setCellWidget(position, 0, edit)
-        self.table.setCellWidget(position, 1, box)
+    def show_tools(self, rows: list[dict[str, Any]], problem: str = "") -> None:
+        """Fill the table from `Harness.describe_tools()` rows; a level chosen meanwhile is kept."""
+        chosen = {name: box.currentData() for name, box in self.levels.items()}
+        self.rows = rows
+        self.levels = {}
+        self.table.setRowCount(len(rows))
+        for position, row in enumerate(rows):
+            name = row["name"]
+            cells = [name, row["description"].split("\n", 1)[0], row["source"],
+                     "Yes" if row["available"] else f"No: {row['why']}"]
+            for column, text in enumerate(cells):
+                item = QTableWidgetItem(text)
+                item.setToolTip(row["description"] if column < 2 else text)
+                self.table.setItem(position, column, item)
+            box = QComboBox()
+            for label, level in PERMISSION_CHOICES:
+                box.addItem(label + (" (default)" if level == row["default"] else ""), level)
+            box.setCurrentIndex(box.findData(chosen.get(name, self.overrides.get(name, row["level"]))))
+            box.setAccessibleName(f"Permission for {name}")
+            self.table.setCellWidget(position, 4, box)
+            self.levels[name] = box
+        mcp = len({row["source"] for row in rows if row["source"] != "built-in"})
+        self.status.setText(problem or f"{len(rows)} tools, {mcp} MCP server(s) answering.")
+
+    def set_level(self, tool: str, level: str) -> None:
+        """Choose a tool's permission (as a click on its dropdown would)."""
+        box = self.levels[tool]
+        box.setCurrentIndex(box.findData(level))
 
     def add_folder(self, folder: str) -> None:
         """Append an allowed folder."""
@@ -109,42 +152,92 @@ class ToolsPage(QWidget):
             self.add_folder(folder)
 
     def values(self) -> tuple[dict[str, str], list[str], list[str]]:
-        """(permissions, folders, problems): blank tool names and missing folders are problems."""
-        permissions, problems = {}, []
-        for position in range(self.table.rowCount()):
-            name = self.table.cellWidget(position, 0).text().strip()
-            if not name:
-                problems.append(f"harness.permissions: row {position + 1} has no tool name; type one or remove the row")
-                continue
-            permissions[name] = self.table.cellWidget(position, 1).currentText()
+        """(permissions, folders, problems): the levels that differ from each tool's default; missing folders."""
+        permissions = {name: level for name, level in self.overrides.items() if name not in self.levels}
+        defaults = {row["name"]: row["default"] for row in self.rows}
+        for name, box in self.levels.items():
+            if box.currentData() != defaults[name] or name in self.overrides:
+                permissions[name] = box.currentData()
         folders = [self.folders.item(i).text() for i in range(self.folders.count())]
-        for folder in folders:
-            if not Path(folder).expanduser().is_dir():
-                problems.append(f"harness.allowed_folders: {folder} is not an existing folder; create it or remove it")
+        problems = [f"harness.allowed_folders: {folder} is not an existing folder; create it or remove it"
+                    for folder in folders if not Path(folder).expanduser().is_dir()]
         return permissions, folders, problems
 
 
+def describe_tools_offline(settings: Any, wait_s: float = MCP_LIST_TIMEOUT_S) -> list[dict[str, Any]]:
+    """The tools a session with these harness settings would have, from a throwaway Harness (as `venus tools`
+    does): its task store is a scratch file, so nobody's unfinished work is resumed or reported."""
+    from harness import Harness
+
+    with tempfile.TemporaryDirectory(prefix="venus-tools-") as scratch:
+        harness = Harness(settings, lambda event: None, store_path=Path(scratch) / "tasks.db")
+        try:
+            harness.wait_mcp_started(wait_s)
+            return harness.describe_tools()
+        finally:
+            harness.shutdown()
+
+
 class McpPage(QWidget):
-    """MCP servers as the usual `mcpServers` JSON, secret env values kept apart for the keyring, and a test."""
+    """MCP servers as a form (add, edit, test, remove), secret env values kept for the keyring, and the usual
+    `mcpServers` JSON beside it for import and export; the form and the JSON always show the same servers."""
 
     test_finished = Signal(str, bool, str)  # server, ok, message (emitted from the test thread)
     secrets_moved = Signal(list)  # the PlaintextSecrets "Move to keyring" just stored in the keyring
 
     def __init__(self, servers: dict[str, dict[str, Any]], parent: QWidget | None = None) -> None:
         super().__init__(parent)
+        self.pending_secrets: dict[str, str] = {}  # keyring name -> value, stored on save
+        self._syncing = False
         self.editor = QPlainTextEdit(json.dumps(servers, indent=2))
         self.editor.setAccessibleName("MCP servers as JSON")
-        self.pending_secrets: dict[str, str] = {}  # keyring name -> value, stored on save
+        self.editor.setTabChangesFocus(True)
+        self.server_list = QListWidget()
+        self.server_list.setAccessibleName("MCP servers")
+        self.server_list.setMaximumWidth(180)
+        self.server_list.currentTextChanged.connect(self._load_form)
+        self.add_button = _button("Add server", "Add an MCP server")
+        self.add_button.clicked.connect(lambda: self.add_server())
+        self.remove_button = _button("Remove", "Remove the selected MCP server")
+        self.remove_button.clicked.connect(lambda: self.remove_server(self.server_list.currentItem().text())
+                                           if self.server_list.currentItem() else None)
+        self.name_edit, self.command_edit, self.args_edit, self.url_edit = QLineEdit(), QLineEdit(), QLineEdit(), QLineEdit()
+        self.kind_box, self.permission_box = QComboBox(), QComboBox()
+        self.kind_box.addItem("A program on this computer (stdio)", "command")
+        self.kind_box.addItem("A web address (HTTP)", "url")
+        self.permission_box.addItem("Ask first", "ask")
+        self.permission_box.addItem("Allow", "allow")
+        self.env_edit = QPlainTextEdit()
+        self.env_edit.setTabChangesFocus(True)
+        self.env_edit.setFixedHeight(54)
+        self.env_edit.setPlaceholderText("NAME=value, one per line (secrets: use Store secret below)")
+        for widget, name in ((self.name_edit, "Server name"), (self.kind_box, "How Venus reaches the server"),
+                             (self.command_edit, "Program to start"), (self.args_edit, "Arguments of the program"),
+                             (self.url_edit, "Server address"), (self.permission_box, "Permission of the server's tools"),
+                             (self.env_edit, "Environment variables of the server")):
+            widget.setAccessibleName(name)
+        self.args_edit.setPlaceholderText("--root /home/me/Documents")
+        self.url_edit.setPlaceholderText("http://127.0.0.1:8000/mcp")
+        for edit in (self.name_edit, self.command_edit, self.args_edit, self.url_edit):
+            edit.editingFinished.connect(self._form_changed)
+        self.kind_box.currentIndexChanged.connect(self._form_changed)
+        self.permission_box.currentIndexChanged.connect(self._form_changed)
+        self.env_edit.textChanged.connect(self._form_changed)
         self.server_box, self.env_key, self.env_value = QComboBox(), QLineEdit(), QLineEdit()
         self.server_box.setEditable(True)
         self.server_box.setAccessibleName("MCP server for the secret")
         self.env_key.setAccessibleName("Secret environment variable name")
+        self.env_key.setPlaceholderText("GITHUB_TOKEN")
         self.env_value.setAccessibleName("Secret environment variable value")
         self.env_value.setEchoMode(QLineEdit.EchoMode.Password)
         self.add_secret_button = _button("Store secret", "Store the secret env value in the keyring on save")
         self.add_secret_button.clicked.connect(self._on_add_secret)
         self.test_button = _button("Test server", "Start the chosen MCP server and check that it answers")
         self.test_button.clicked.connect(lambda: self.test_server(self.server_box.currentText()))
+        self.import_button = _button("Import JSON…", "Import servers from an mcpServers JSON file")
+        self.import_button.clicked.connect(self._choose_import)
+        self.export_button = _button("Export JSON…", "Export the servers as an mcpServers JSON file")
+        self.export_button.clicked.connect(self._choose_export)
         self.result = QLabel()
         self.result.setWordWrap(True)
         self.result.setAccessibleName("MCP test result")
@@ -155,41 +248,215 @@ class McpPage(QWidget):
         self.move_button.clicked.connect(self.move_secrets_to_keyring)
         self.test_finished.connect(self._show_test)
         self.editor.textChanged.connect(self._refresh_from_editor)
+
         form = QFormLayout()
-        form.addRow("Server", self.server_box)
-        form.addRow("Env variable", self.env_key)
-        form.addRow("Secret value", self.env_value)
+        form.addRow("Name", self.name_edit)
+        form.addRow("Reached as", self.kind_box)
+        form.addRow("Program", self.command_edit)
+        form.addRow("Arguments", self.args_edit)
+        form.addRow("Address", self.url_edit)
+        form.addRow("Its tools", self.permission_box)
+        form.addRow("Environment", self.env_edit)
+        secret = QHBoxLayout()
+        secret.addWidget(self.env_key)
+        secret.addWidget(self.env_value, 1)
+        secret.addWidget(self.add_secret_button)
+        form.addRow("Secret variable", secret)
+        left = QVBoxLayout()
+        left.addWidget(self.server_list, 1)
+        left.addWidget(self.add_button)
+        left.addWidget(self.remove_button)
+        top = QHBoxLayout()
+        top.addLayout(left)
+        top.addLayout(form, 1)
         buttons = QHBoxLayout()
-        buttons.addWidget(self.add_secret_button)
+        buttons.addWidget(QLabel("Test:"))
+        buttons.addWidget(self.server_box, 1)
         buttons.addWidget(self.test_button)
-        buttons.addStretch(1)
+        buttons.addSpacing(12)
+        buttons.addWidget(self.import_button)
+        buttons.addWidget(self.export_button)
+        json_group = QGroupBox("As mcpServers JSON (the format other apps use)")
+        json_layout = QVBoxLayout(json_group)
+        json_layout.addWidget(self.editor)
+        self.editor.setFixedHeight(96)
         layout = QVBoxLayout(self)
-        layout.addWidget(QLabel('Servers: {"name": {"command": "...", "args": [...], "env": {...}}}'))
-        layout.addWidget(self.editor, 1)
+        layout.setContentsMargins(0, 0, 0, 0)
+        layout.addLayout(top, 1)
+        layout.addLayout(buttons)
+        layout.addWidget(self.result)
         warning = QHBoxLayout()
         warning.addWidget(self.plaintext, 1)
         warning.addWidget(self.move_button)
         layout.addLayout(warning)
-        layout.addLayout(form)
-        layout.addLayout(buttons)
-        layout.addWidget(self.result)
+        layout.addWidget(json_group)
         self._refresh_from_editor()
+
+    # ---- the form ----------------------------------------------------------------------------------------------
 
     def _refresh_from_editor(self) -> None:
         try:
             servers = self.parsed()
-        except ValueError:
+        except ValueError as exc:
+            self.result.setText(str(exc))
             return
         found = find_plaintext_secrets(servers)
         self.plaintext.setText(f"⚠ {plaintext_warning(found)}." if found else "")
         self.plaintext.setHidden(not found)
         self.move_button.setHidden(not found)
         names = list(servers)
-        current = self.server_box.currentText()
-        self.server_box.clear()
-        self.server_box.addItems(names)
-        if current in names:
-            self.server_box.setCurrentText(current)
+        for box_current, box in ((self.server_box.currentText(), self.server_box),):
+            box.clear()
+            box.addItems(names)
+            if box_current in names:
+                box.setCurrentText(box_current)
+        if self._syncing:
+            return
+        selected = self.server_list.currentItem().text() if self.server_list.currentItem() else ""
+        self._syncing = True
+        self.server_list.clear()
+        self.server_list.addItems(names)
+        self._syncing = False
+        if names:
+            self.server_list.setCurrentRow(names.index(selected) if selected in names else 0)
+        else:
+            self._load_form("")
+
+    def _write(self, servers: dict[str, dict[str, Any]], select: str = "") -> None:
+        """Show `servers` in the JSON box (and so in the form), selecting `select`."""
+        self.editor.setPlainText(json.dumps(servers, indent=2))
+        if select:
+            items = self.server_list.findItems(select, Qt.MatchFlag.MatchExactly)
+            if items:
+                self.server_list.setCurrentItem(items[0])
+
+    def _load_form(self, name: str) -> None:
+        if self._syncing:
+            return
+        try:
+            spec = self.parsed().get(name, {}) if name else {}
+        except ValueError:
+            return
+        self._syncing = True
+        try:
+            self.name_edit.setText(name)
+            self.kind_box.setCurrentIndex(self.kind_box.findData("url" if "url" in spec else "command"))
+            self.command_edit.setText(str(spec.get("command", "")))
+            self.args_edit.setText(shlex.join(str(a) for a in spec.get("args", [])))
+            self.url_edit.setText(str(spec.get("url", "")))
+            self.permission_box.setCurrentIndex(self.permission_box.findData("allow" if spec.get("permission") == "allow" else "ask"))
+            self.env_edit.setPlainText("\n".join(f"{k}={v}" for k, v in spec.get("env", {}).items()))
+            by_url = "url" in spec
+            self.command_edit.setEnabled(not by_url)
+            self.args_edit.setEnabled(not by_url)
+            self.url_edit.setEnabled(by_url)
+            for widget in (self.name_edit, self.kind_box, self.permission_box, self.env_edit):
+                widget.setEnabled(bool(name))
+            if name:
+                self.server_box.setCurrentText(name)
+        finally:
+            self._syncing = False
+
+    def _form_changed(self) -> None:
+        """Write the form back into the servers (and so into the JSON box)."""
+        item = self.server_list.currentItem()
+        if self._syncing or item is None:
+            return
+        try:
+            servers = self.parsed()
+            old = item.text()
+            name = self.name_edit.text().strip() or old
+            spec = dict(servers.get(old, {}))
+            if self.kind_box.currentData() == "url":
+                spec.pop("command", None)
+                spec.pop("args", None)
+                spec["url"] = self.url_edit.text().strip()
+            else:
+                spec.pop("url", None)
+                spec["command"] = self.command_edit.text().strip()
+                spec["args"] = shlex.split(self.args_edit.text())
+            env = {}
+            for line in self.env_edit.toPlainText().splitlines():
+                key, sep, value = line.partition("=")
+                if key.strip() and sep:
+                    env[key.strip()] = value.strip()
+            spec["env"] = env
+            if not env:
+                spec.pop("env")
+            if self.permission_box.currentData() == "allow":
+                spec["permission"] = "allow"
+            else:
+                spec.pop("permission", None)
+        except ValueError as exc:
+            self.result.setText(f"Not applied: {exc}")
+            return
+        if name != old and name in servers:
+            self.result.setText(f"There is already a server named {name!r}; choose another name.")
+            return
+        renamed = {(name if key == old else key): (spec if key == old else value) for key, value in servers.items()}
+        if renamed != servers:
+            self._syncing = True
+            self.editor.setPlainText(json.dumps(renamed, indent=2))
+            self._syncing = False
+            if name != old:
+                item.setText(name)
+            self._refresh_from_editor()
+
+    def add_server(self, name: str = "", spec: dict[str, Any] | None = None) -> str:
+        """Add a server (a blank program entry to fill in by default) and select it; returns its name."""
+        servers = self.parsed()
+        base = name or "new-server"
+        name, n = base, 2
+        while name in servers:
+            name, n = f"{base}-{n}", n + 1
+        servers[name] = spec or {"command": ""}
+        self._write(servers, select=name)
+        self.name_edit.setFocus()
+        return name
+
+    def remove_server(self, name: str) -> None:
+        """Remove a server."""
+        servers = self.parsed()
+        servers.pop(name, None)
+        self._write(servers)
+        self.result.setText(f"{name} removed; save to stop using it.")
+
+    def import_json(self, path: Path) -> list[str]:
+        """Add the servers of an `mcpServers` JSON file (Claude Desktop, VS Code and others write this shape);
+        a server with a name already here replaces it. Returns the names imported."""
+        try:
+            data = json.loads(Path(path).read_text(encoding="utf-8"))
+        except (OSError, json.JSONDecodeError) as exc:
+            raise ValueError(f"{path} could not be read as JSON: {exc}") from exc
+        imported = data.get("mcpServers", data.get("servers", data)) if isinstance(data, dict) else None
+        if not isinstance(imported, dict):
+            raise ValueError(f"{path} holds no mcpServers object")
+        servers = {**self.parsed(), **imported}
+        self._write(servers, select=next(iter(imported), ""))
+        self.parsed()  # names the server at fault, if any
+        self.result.setText(f"Imported {len(imported)} server(s) from {path}: {', '.join(imported)}.")
+        return list(imported)
+
+    def export_json(self, path: Path) -> None:
+        """Write the servers as `{"mcpServers": {...}}`; secrets stay `keyring:` references."""
+        Path(path).write_text(json.dumps({"mcpServers": self.parsed()}, indent=2) + "\n", encoding="utf-8")
+        self.result.setText(f"Exported {len(self.parsed())} server(s) to {path}.")
+
+    def _choose_import(self) -> None:
+        path, _ = QFileDialog.getOpenFileName(self, "Import MCP servers", "", "JSON (*.json)")
+        if path:
+            try:
+                self.import_json(Path(path))
+            except ValueError as exc:
+                self.result.setText(f"Not imported: {exc}")
+
+    def _choose_export(self) -> None:
+        path, _ = QFileDialog.getSaveFileName(self, "Export MCP servers", "mcp.json", "JSON (*.json)")
+        if path:
+            try:
+                self.export_json(Path(path))
+            except (OSError, ValueError) as exc:
+                self.result.setText(f"Not exported: {exc}")
 
     def parsed(self) -> dict[str, dict[str, Any]]:
         """The servers from the editor; ValueError names the line or server at fault."""

@@ -1,25 +1,32 @@
-"""The settings dialog on real widgets: round trip to a real file, pydantic messages, secrets in a real keyring."""
+"""The settings dialog on real widgets: pages for people, populated choices, the tools and MCP pages, live apply
+and the restart action, a round trip to a real file, pydantic messages, secrets in a real keyring, and the
+screenshots of every page (docs/screenshots/settings-*.png)."""
 
 import functools
 import hashlib
 import http.server
 import json
 import os
+import re
 import struct
 import sys
 import textwrap
 import threading
+from pathlib import Path
 
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 
 import keyring  # noqa: E402
 import pytest  # noqa: E402
+from PySide6.QtCore import Qt  # noqa: E402
 from PySide6.QtWidgets import QComboBox  # noqa: E402
 
 from app.controller import TimelineController  # noqa: E402
 from app.main_window import MainWindow  # noqa: E402
 from app.secrets import SERVICE, keyring_usable  # noqa: E402
 from app.settings_dialog import SettingsDialog  # noqa: E402
+from app.settings_fields import CUSTOM, PAGES, all_specs  # noqa: E402
+from app.settings_form import combo_values, select_value  # noqa: E402
 from engine.settings import Settings, load_settings  # noqa: E402
 from engine.timeline import Timeline  # noqa: E402
 
@@ -38,12 +45,39 @@ MCP_SERVER = textwrap.dedent("""
 """)
 
 
+ROOT = Path(__file__).resolve().parents[1]
+ECHO_SERVER = ROOT / "tests" / "fixtures" / "mcp_echo_server.py"
+needs_pulse = pytest.mark.skipif(os.environ.get("VENUS_TEST_AUDIO") != "pulse",
+                                 reason="needs the PulseAudio test server (.ci/run, scripts/run-tests.sh)")
+
+
+class Restarts:
+    """Stands in for restarting Venus: counts the requests."""
+
+    def __init__(self) -> None:
+        self.count = 0
+
+    def __call__(self) -> None:
+        self.count += 1
+
+
 @pytest.fixture
 def dialog(qtbot, tmp_path, monkeypatch):
     monkeypatch.setenv("VENUS_CONFIG_DIR", str(tmp_path / "config"))
-    dlg = SettingsDialog(Settings(), settings_path=tmp_path / "settings.json")
+    monkeypatch.setenv("VENUS_DATA_DIR", str(tmp_path / "data"))
+    dlg = SettingsDialog(Settings(), settings_path=tmp_path / "settings.json", restart=Restarts())
     qtbot.addWidget(dlg)
     return dlg
+
+
+def _items(box: QComboBox) -> list[str]:
+    return [box.itemText(i) for i in range(box.count())]
+
+
+def _choose(box: QComboBox, value) -> None:
+    index = box.findData(value)
+    assert index >= 0, (value, combo_values(box))
+    box.setCurrentIndex(index)
 
 
 def test_settings_round_trip_to_disk(qtbot, dialog, tmp_path):
@@ -52,11 +86,13 @@ def test_settings_round_trip_to_disk(qtbot, dialog, tmp_path):
     forms["llm"].editors["temperature"].setValue(0.2)
     forms["conversation"].editors["assistant_name"].setText("Vega")
     forms["conversation"].editors["household_names"].setText("Anna,  Tom , ")
-    forms["ui"].editors["theme"].setCurrentText("dark")
+    _choose(forms["ui"].editors["theme"], "dark")
     forms["tts"].editors["rate"].setValue(1.25)
+    forms["tts"].editors["volume"].setValue(80)  # shown in percent
     forms["camera"].editors["enabled"].setChecked(True)
-    forms["audio"].editors["input_device"].setCurrentText("3")
-    dialog.tools.add_permission("delete_files", "ask")
+    select_value(forms["audio"].editors["input_device"], 3)  # a device index set by hand stays selectable
+    qtbot.waitUntil(lambda: bool(dialog.tools.levels), timeout=30000)
+    dialog.tools.set_level("open", "allow")
     dialog.tools.add_folder(str(tmp_path))
     dialog.mcp.editor.setPlainText(json.dumps({"files": {"command": "mcp-files", "args": ["--root", "/tmp"]}}))
     with qtbot.waitSignal(dialog.settings_saved) as saved:
@@ -66,9 +102,9 @@ def test_settings_round_trip_to_disk(qtbot, dialog, tmp_path):
     s = loaded.settings
     assert s == saved.args[0]
     assert (s.llm.n_ctx, s.llm.temperature, s.conversation.assistant_name, s.ui.theme) == (8192, 0.2, "Vega", "dark")
-    assert (s.tts.rate, s.camera.enabled, s.audio.input_device) == (1.25, True, 3)
+    assert (s.tts.rate, s.tts.volume, s.camera.enabled, s.audio.input_device) == (1.25, 0.8, True, 3)
     assert s.conversation.household_names == ["Anna", "Tom"]
-    assert s.harness.permissions == {"delete_files": "ask"} and s.harness.allowed_folders == [str(tmp_path)]
+    assert s.harness.permissions == {"open": "allow"} and s.harness.allowed_folders == [str(tmp_path)]
     assert s.harness.mcp_servers["files"]["args"] == ["--root", "/tmp"]
     assert s.llm.top_p == Settings().llm.top_p  # untouched fields keep their values
 
@@ -80,7 +116,7 @@ def test_invalid_values_show_pydantic_messages_and_save_nothing(dialog, tmp_path
     message = dialog.error.text()
     assert "llm.top_p: Input should be greater than 0" in message
     assert "does-not-exist is not an existing folder" in message
-    assert dialog.tabs.tabText(dialog.tabs.currentIndex()) == "Models"
+    assert dialog.current_page() == "Advanced"  # where Top-p is
     assert not (tmp_path / "settings.json").exists()
 
 
@@ -91,7 +127,7 @@ def test_bad_mcp_json_names_the_line(dialog, tmp_path):
     dialog.mcp.editor.setPlainText('{"files": {"args": []}}')
     assert not dialog.save()
     assert 'harness.mcp_servers.files: needs a "command"' in dialog.error.text()
-    assert dialog.tabs.tabText(dialog.tabs.currentIndex()) == "MCP servers"
+    assert dialog.current_page() == "MCP servers"
     assert not (tmp_path / "settings.json").exists()
 
 
@@ -119,15 +155,14 @@ def test_import_gguf_registers_the_file_and_names_a_bad_one(qtbot, dialog, tmp_p
     dialog.models.start_import(fake)
     qtbot.waitUntil(lambda: not dialog.models.busy, timeout=10000)
     assert "not a GGUF file" in dialog.models.status.text() and str(fake) in dialog.models.status.text()
-    assert dialog.model_field.text() == Settings().llm.model
+    assert dialog.model_field.currentData() == Settings().llm.model
     model = _tiny_gguf(tmp_path / "Tiny_Model.gguf")
     with qtbot.waitSignal(dialog.models.model_chosen, timeout=10000) as chosen:
         dialog.models.start_import(model)
-    assert chosen.args == ["tiny-model"] and dialog.model_field.text() == "tiny-model"
+    assert chosen.args == ["tiny-model"] and dialog.model_field.currentData() == "tiny-model"
+    assert "Tiny test model" in dialog.model_field.currentText() and "installed" in dialog.model_field.currentText()
     assert dialog.save()
     assert load_settings(tmp_path / "settings.json").settings.llm.model == "tiny-model"
-    ids = [dialog.models.choice.itemText(i) for i in range(dialog.models.choice.count())]
-    assert "tiny-model" in ids
 
 
 def test_download_manager_shows_progress_and_verifies(qtbot, dialog, tmp_path, models_dir):
@@ -149,15 +184,29 @@ def test_download_manager_shows_progress_and_verifies(qtbot, dialog, tmp_path, m
         assert chosen.args == ["downloaded-tiny"]
         assert dialog.models.progress.value() == 100 and "verified" in dialog.models.status.text()
         assert (models_dir / "downloaded-tiny.gguf").read_bytes() == model.read_bytes()
-        assert dialog.model_field.text() == "downloaded-tiny"
+        assert dialog.model_field.currentData() == "downloaded-tiny"
     finally:
         server.shutdown()
 
 
-def test_model_choice_lists_registry_llms(dialog):
-    choice: QComboBox = dialog.models.choice
-    ids = [choice.itemText(i) for i in range(choice.count())]
-    assert "smollm2-135m-instruct-q4_1" in ids and "whisper-tiny-en" not in ids
+def test_model_choice_lists_registry_llms_with_the_current_one_selected(qtbot, dialog):
+    box: QComboBox = dialog.model_field
+    qtbot.waitUntil(lambda: box.count() > 1, timeout=10000)
+    assert "smollm2-135m-instruct-q4_1" in combo_values(box) and "whisper-tiny-en" not in combo_values(box)
+    assert box.currentData() == Settings().llm.model
+    assert re.fullmatch(r"SmolLM2 135M Instruct \(Q4_1\) · \d+ MB · installed", box.currentText()), box.currentText()
+    asr = dialog.forms["asr"].editors["model"]
+    qtbot.waitUntil(lambda: "Whisper" in asr.currentText(), timeout=10000)
+    assert asr.currentData() == "whisper-tiny-en"
+
+
+def test_a_model_too_big_for_the_free_memory_says_so(models_dir):
+    from app.settings_models import model_choices
+
+    items, problem = model_choices("llm", memory=150_000_000)  # SmolLM2 fits, Gemma 3 270M does not
+    labels = dict((value, label) for label, value in items)
+    assert problem == "" and "too big" not in labels["smollm2-135m-instruct-q4_1"]
+    assert "too big for the 0.1 GB free" in labels["gemma3-270m-q4_k_m"]
 
 
 def test_mcp_test_button_starts_the_server_with_its_secret(qtbot, dialog, tmp_path):
@@ -202,9 +251,9 @@ def test_saved_settings_apply_to_the_running_window_without_restart(qtbot, tmp_p
         window.open_settings()
         dialog = window.settings_dialog
         dialog.forms["conversation"].editors["assistant_name"].setText("Vega")
-        dialog.forms["ui"].editors["theme"].setCurrentText("dark")
-        assert dialog.save()
-        assert window.windowTitle() == "Vega"
+        _choose(dialog.forms["ui"].editors["theme"], "dark")
+        assert dialog.save() and not dialog.isVisible()  # nothing here needs a restart: the dialog closed
+        assert window.windowTitle().endswith("Vega")
         qtbot.waitUntil(lambda: window.palette().window().color().lightness() < 80)  # the dark palette is in force
         qtbot.waitUntil(lambda: controller.settings.conversation.assistant_name == "Vega", timeout=5000)
     finally:
@@ -246,7 +295,7 @@ def test_camera_test_button_reads_a_picture_from_the_chosen_device(qtbot, dialog
     assert dialog.camera_status.text().startswith("✘") and "unplugged.avi" in dialog.camera_status.text()
 
 
-@pytest.mark.skipif(os.environ.get("VENUS_TEST_AUDIO") != "pulse", reason="needs the PulseAudio test server (.ci/run)")
+@needs_pulse
 def test_microphone_test_shows_the_level_it_heard(qtbot, dialog):
     from app.device_checks import SystemDeviceChecks
 
@@ -260,3 +309,212 @@ def test_microphone_test_shows_the_level_it_heard(qtbot, dialog):
         player.join()
     assert done.args[0] == "microphone" and done.args[1].ok, done.args[1].message
     assert dialog.mic_level.value() > 30 and dialog.device_status.text().startswith("✔")
+
+
+# ---- pages for people --------------------------------------------------------------------------------------
+
+
+def test_every_field_has_a_human_place_label_and_help():
+    shown = {spec.key for spec in all_specs()}
+    schema = {f"{section}.{name}" for section, info in Settings.model_fields.items() if section != "schema_version"
+              for name in info.annotation.model_fields}
+    assert schema - shown - set(CUSTOM) == set()  # nothing is left to a raw dump
+    assert shown & set(CUSTOM) == set() and len(shown) == len(all_specs())  # each field shown once
+    for spec in all_specs():
+        assert spec.help and "_" not in spec.label and not spec.label.lower().startswith("number of"), spec
+    units = {spec.key: spec.unit for spec in all_specs()}
+    assert (units["llm.n_ctx"], units["llm.remote_timeout_s"], units["audio.echo_guard_margin_db"]) == ("tokens", "s", "dB")
+    assert len(PAGES) <= 10 and "first_run_done" not in str(all_specs())
+
+
+def test_pages_show_labels_units_and_help_under_each_field(qtbot, dialog):
+    from PySide6.QtWidgets import QLabel
+
+    dialog.show_page("Models")
+    assert dialog.current_page() == "Models" and dialog.nav.currentItem().text() == "Models"
+    n_ctx = dialog.forms["llm"].editors["n_ctx"]
+    assert n_ctx.accessibleName() == "Context length" and n_ctx.text() == "4096 tokens"
+    assert dialog.forms["llm"].editors["remote_timeout_s"].suffix() == " s"
+    texts = [label.text() for label in dialog.findChildren(QLabel)]
+    assert "Context length" in texts and "How much of the conversation the model can see at once." in texts
+    assert "Server timeout" in texts and not any("_" in t and " " not in t for t in texts if t)
+    volume = dialog.forms["tts"].editors["volume"]
+    assert volume.value() == 100 and volume.suffix() == " %"
+
+
+def test_choices_are_populated_with_the_current_values_selected(qtbot, dialog):
+    voice = dialog.forms["tts"].editors["voice"]
+    qtbot.waitUntil(lambda: voice.count() > 1, timeout=20000)
+    assert voice.currentData() == "piper:piper-en-us-joe-medium" and "Piper" in voice.currentText()
+    assert "espeak:en-us" in combo_values(voice)  # espeak-ng's voices are listed too
+    assert dialog.forms["tts"].editors["espeak_voice"].currentData() == "en-us"
+    for key in ("asr.language", "conversation.language"):
+        section, name = key.split(".")
+        box = dialog.forms[section].editors[name]
+        assert box.currentText() == "English (en)" and {"de", "fr", "ja"} <= set(combo_values(box))
+    qtbot.waitUntil(lambda: "Looking" not in dialog.device_status.text(), timeout=20000)
+    for name in ("input_device", "output_device"):
+        box = dialog.forms["audio"].editors[name]
+        assert box.currentText() == "System default" and box.currentData() is None
+    if os.environ.get("VENUS_TEST_AUDIO") == "pulse":  # the test server's devices are listed by name
+        assert dialog.input_box.count() > 1 and "found" in dialog.device_status.text()
+    dialog.select_voice("espeak", "de")
+    raw, problems = dialog.collect()
+    assert problems == [] and (raw["tts"]["engine"], raw["tts"]["voice"]) == ("espeak", "de")
+
+
+def test_voice_preview_speaks_the_chosen_voice(qtbot, dialog):
+    voice = dialog.forms["tts"].editors["voice"]
+    qtbot.waitUntil(lambda: voice.count() > 1, timeout=20000)
+    dialog.select_voice("espeak", "en-us")
+    dialog.forms["tts"].editors["rate"].setValue(1.5)
+    play = os.environ.get("VENUS_TEST_AUDIO") == "pulse"
+    with qtbot.waitSignal(dialog.check_finished, timeout=30000) as done:
+        dialog.preview_voice(play=play)
+    which, result = done.args
+    assert which == "voice" and result.ok, result.message
+    seconds = float(re.search(r"([\d.]+) s of speech", result.message).group(1))
+    assert 1.0 < seconds < 6.0
+    assert dialog.voice_status.text().startswith("✔") and dialog.preview_button.isEnabled()
+    if play:
+        assert result.message.startswith("Played")
+
+
+@needs_pulse
+def test_live_level_meter_follows_the_microphone(qtbot, dialog):
+    from app.device_checks import SystemDeviceChecks
+
+    dialog.show()
+    dialog.show_page("Audio devices")
+    qtbot.waitUntil(lambda: dialog.monitor.running, timeout=20000)
+    player = threading.Thread(target=SystemDeviceChecks().play_test_tone, args=(None, 440.0, 2.0))
+    player.start()
+    try:
+        qtbot.waitUntil(lambda: dialog.mic_level.value() > 30, timeout=10000)
+    finally:
+        player.join()
+    dialog.show_page("General")
+    assert not dialog.monitor.running  # the microphone is closed when its page is not shown
+
+
+def test_tools_page_lists_every_tool_and_a_permission_applies_at_once(qtbot, tmp_path, monkeypatch):
+    from app.session_controller import SessionController
+
+    monkeypatch.setenv("VENUS_DATA_DIR", str(tmp_path / "data"))
+    settings = Settings()
+    settings.harness.mcp_servers = {"echo": {"command": sys.executable, "args": [str(ECHO_SERVER)]}}
+    controller = SessionController(Timeline(), settings, persist=False)
+    try:
+        assert controller.session.harness.wait_mcp_started(60)
+        dialog = SettingsDialog(settings, settings_path=tmp_path / "settings.json", tools=controller.describe_tools(),
+                                restart=Restarts())
+        qtbot.addWidget(dialog)
+        dialog.show_page("Tools")
+        table = dialog.tools.table
+        rows = {table.item(r, 0).text(): [table.item(r, c).text() for c in range(1, 4)] for r in range(table.rowCount())}
+        assert rows["calculate"][1:] == ["built-in", "Yes"] and rows["calculate"][0].startswith("Evaluate")
+        assert rows["echo__add"][1] == "MCP server echo" and "Add two integers" in rows["echo__add"][0]
+        for row in controller.describe_tools():  # availability on this machine, with the reason when not
+            assert rows[row["name"]][2] == ("Yes" if row["available"] else f"No: {row['why']}")
+        assert dialog.tools.levels["open"].currentText() == "Ask first (default)"
+        assert dialog.tools.levels["run_shell_command"].currentData() == "off"
+        assert "2 MCP" not in dialog.tools.status.text() and "1 MCP server(s)" in dialog.tools.status.text()
+        dialog.tools.set_level("calculate", "off")
+        dialog.tools.set_level("echo__add", "allow")
+        with qtbot.waitSignal(dialog.settings_saved) as saved:
+            assert dialog.save()
+        assert saved.args[0].harness.permissions == {"calculate": "off", "echo__add": "allow"}
+        assert not dialog.isVisible() and dialog.restart_reasons == []  # permissions need no restart
+        controller.apply_settings(saved.args[0])  # what the window's bridge does with a saved dialog
+        offered = [tool["name"] for tool in controller.session.harness.tool_specs()]
+        assert "calculate" not in offered and "echo__add" in offered
+        levels = {row["name"]: row["level"] for row in controller.describe_tools()}
+        assert levels["calculate"] == "off" and levels["echo__add"] == "allow"
+        notice = [e for e in controller.timeline.events() if getattr(e, "code", "") == "settings-saved"][-1]
+        assert "tool permissions apply now" in notice.text
+    finally:
+        controller.close()
+
+
+def test_tools_page_without_a_session_asks_a_throwaway_harness(qtbot, dialog):
+    qtbot.waitUntil(lambda: bool(dialog.tools.levels), timeout=30000)
+    assert {"calculate", "open", "run_shell_command"} <= set(dialog.tools.levels)
+    assert "tools, 0 MCP server(s)" in dialog.tools.status.text()
+    raw, problems = dialog.collect()
+    assert problems == [] and raw["harness"]["permissions"] == {}  # defaults are not written out
+
+
+def test_mcp_servers_as_a_form_with_import_and_export(qtbot, dialog, tmp_path):
+    mcp = dialog.mcp
+    name = mcp.add_server()
+    assert mcp.server_list.currentItem().text() == name == "new-server"
+    mcp.name_edit.setText("files")
+    mcp.name_edit.editingFinished.emit()
+    mcp.command_edit.setText("mcp-files")
+    mcp.command_edit.editingFinished.emit()
+    mcp.args_edit.setText("--root '/home/me/My Documents'")
+    mcp.args_edit.editingFinished.emit()
+    mcp.env_edit.setPlainText("LOG_LEVEL=debug")
+    mcp.permission_box.setCurrentIndex(mcp.permission_box.findData("allow"))
+    assert mcp.parsed() == {"files": {"command": "mcp-files", "args": ["--root", "/home/me/My Documents"],
+                                      "env": {"LOG_LEVEL": "debug"}, "permission": "allow"}}
+    assert json.loads(mcp.editor.toPlainText()) == mcp.parsed()  # the JSON box follows the form
+    mcp.add_secret("files", "TOKEN", "s3cret-value-for-files")
+    assert mcp.env_edit.toPlainText().splitlines() == ["LOG_LEVEL=debug", "TOKEN=keyring:mcp:files:TOKEN"]
+
+    claude = tmp_path / "claude_desktop_config.json"
+    claude.write_text(json.dumps({"mcpServers": {"web": {"url": "http://127.0.0.1:9/mcp"}}}))
+    assert mcp.import_json(claude) == ["web"]
+    assert mcp.server_list.currentItem().text() == "web" and mcp.url_edit.text() == "http://127.0.0.1:9/mcp"
+    assert mcp.kind_box.currentData() == "url" and not mcp.command_edit.isEnabled()
+    exported = tmp_path / "exported.json"
+    mcp.export_json(exported)
+    data = json.loads(exported.read_text())["mcpServers"]
+    assert set(data) == {"files", "web"} and data["files"]["env"]["TOKEN"] == "keyring:mcp:files:TOKEN"
+    assert "s3cret-value-for-files" not in exported.read_text()  # secrets stay in the keyring
+    mcp.remove_server("web")
+    assert [mcp.server_list.item(i).text() for i in range(mcp.server_list.count())] == ["files"]
+    bad = tmp_path / "bad.json"
+    bad.write_text("[1, 2]")
+    with pytest.raises(ValueError, match="no mcpServers"):
+        mcp.import_json(bad)
+
+
+def test_a_model_change_offers_one_restart_action(qtbot, dialog):
+    dialog.forms["llm"].editors["n_ctx"].setValue(8192)
+    dialog.forms["tts"].editors["rate"].setValue(1.2)
+    dialog.show()
+    with qtbot.waitSignal(dialog.settings_saved):
+        assert dialog.save()
+    assert dialog.isVisible() and dialog.restart_bar.isVisible()  # saved; the dialog stays to offer the restart
+    assert dialog.restart_reasons == ["the language model"]  # the voice's speed applies live
+    assert "the language model after a restart" in dialog.restart_note.text()
+    qtbot.mouseClick(dialog.restart_button, Qt.MouseButton.LeftButton)
+    assert dialog.restart.count == 1 and not dialog.isVisible()
+
+
+def test_settings_pages_screenshots(qtbot, dialog, tmp_path):
+    """Every page rendered under the test display; VENUS_UPDATE_SCREENSHOT=1 (or a missing file) writes docs/."""
+    from PySide6.QtGui import QImage
+
+    voice = dialog.forms["tts"].editors["voice"]
+    qtbot.waitUntil(lambda: bool(dialog.tools.levels) and voice.count() > 1, timeout=30000)
+    qtbot.waitUntil(lambda: "Looking" not in dialog.device_status.text(), timeout=20000)
+    dialog.mcp.add_server("files", {"command": "mcp-files", "args": ["--root", "~/Documents"]})
+    dialog.resize(900, 650)
+    dialog.show()
+    folder = ROOT / "docs" / "screenshots"
+    update = os.environ.get("VENUS_UPDATE_SCREENSHOT") == "1"
+    for title in dialog.page_titles:
+        dialog.show_page(title)
+        qtbot.wait(50)
+        slug = title.lower().replace(" ", "-")
+        shot = tmp_path / f"settings-{slug}.png"
+        assert dialog.grab().save(str(shot))
+        image = QImage(str(shot))
+        assert (image.width(), image.height()) == (900, 650)
+        assert len({image.pixel(x, y) for x in range(0, 900, 37) for y in range(0, 650, 29)}) > 4  # not blank
+        if update or not (folder / shot.name).exists():
+            folder.mkdir(exist_ok=True)
+            (folder / shot.name).write_bytes(shot.read_bytes())
+    assert len(list(folder.glob("settings-*.png"))) >= len(PAGES)
