@@ -5,6 +5,7 @@ Every event is one the runtime and harness append in a real session; nothing her
 
 from __future__ import annotations
 
+import re
 import time
 from dataclasses import dataclass
 
@@ -59,7 +60,7 @@ def venus_says(timeline: Timeline, turn_id: str, text: str, *, heard_words: int 
     """Append a streamed answer; with `heard_words`, the user interrupts after hearing that many words."""
     timeline.append(ControlDecision(turn_id=turn_id, action=Action.RESPOND))
     _state(timeline, RuntimeStateName.SPEAKING)
-    pieces = [w + " " for w in text.split()]
+    pieces = re.findall(r"\S+\s*", text)  # words with the spaces and line breaks after them (Markdown keeps its lines)
     for index, piece in enumerate(pieces):
         timeline.append(AssistantToken(turn_id=turn_id, text=piece, index=index))
         time.sleep(pause_s)
@@ -92,8 +93,8 @@ def play_demo_conversation(timeline: Timeline, pause_s: float = 0.0) -> DemoIds:
     ids = DemoIds()
     _state(timeline, RuntimeStateName.LISTENING)
     user_says(timeline, "Hi Venus, what's on my plate this afternoon?", pause_s)
-    venus_says(timeline, "turn-1", "You have a design review at three and a call with Sam at four thirty.",
-               pause_s=pause_s)
+    venus_says(timeline, "turn-1", "You have **two things** this afternoon:\n\n- the *design review* at 3 pm\n"
+               "- a call with Sam at 4:30 pm", pause_s=pause_s)
     user_says(timeline, "Can you tell me more about the design review?", pause_s)
     venus_says(timeline, ids.interrupted_turn,
                "Sure. The review covers the new onboarding flow, the settings page and the icon set, "

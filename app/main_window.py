@@ -42,6 +42,7 @@ from app.widgets import (
     TasksPanel,
 )
 from app.widgets.help import about_html, shortcuts_html
+from app.widgets.indicators import ElidedLabel
 from engine import paths
 from engine.settings import Settings, save_settings
 from engine.timeline import Event, Timeline
@@ -107,7 +108,7 @@ class MainWindow(QMainWindow):
         self.state_indicator = StateIndicator()
         self.level_meter = LevelMeter()
         self.camera = CameraPreview()
-        self.title = QLabel("Conversation")
+        self.title = ElidedLabel("Conversation")
         self.title.setObjectName("conversationTitle")
         self.captions = QLabel()
         self.captions.setObjectName("captions")

@@ -213,25 +213,167 @@ def _camera_picture():
     return frame
 
 
-def test_screenshot_mid_conversation(qtbot, window, tmp_path):
-    apply_theme(QApplication.instance(), "light")  # other tests may have switched the app to dark
-    window.resize(1100, 860)
+@pytest.mark.parametrize("theme", ["light", "dark"])
+def test_screenshot_mid_conversation(qtbot, tmp_path, monkeypatch, theme):
+    """The README's pictures: a stored conversation mid-flow, light and dark, rendered offscreen."""
+    from app.widgets import TaskGroup
+    from engine.timeline import open_store
+    from engine.timeline.events import AsrPartial, UserSpeechStart
+
+    monkeypatch.setenv("VENUS_CONFIG_DIR", str(tmp_path / "config"))
+    app = QApplication.instance()
+    apply_theme(app, theme)
+    store = open_store(tmp_path / "venus.db")
+    for title in ("Trip to Lisbon", "Oven timer and shopping list", "Reading the error on screen"):
+        store.new_conversation(title).append(UserText(text=title))
+    controller = TimelineController(None, Settings(), store=store)
+    window = MainWindow(Settings(), controller.timeline, controller)
+    qtbot.addWidget(window)
+    try:
+        window.resize(1280, 800)
+        window.show()
+        qtbot.waitExposed(window)
+        ids = play_demo_conversation(window.timeline)
+        window.timeline.append(RuntimeState(state=RuntimeStateName.USER_SPEAKING))
+        window.timeline.append(UserSpeechStart())
+        window.timeline.append(AsrPartial(text="and remind me to call Sam at"))
+        window.camera.set_on(True)
+        window.bridge.post_frame(_camera_picture())
+        window.bridge.post_mic_level(-14.0)
+        qtbot.waitUntil(lambda: window.camera.frames_shown == 1)
+        qtbot.waitUntil(lambda: window.tasks.task_ids(TaskGroup.WAITING) == [ids.waiting_task])
+        qtbot.waitUntil(lambda: window.level_meter.value() > 70 and window.captions.isVisible())
+        qtbot.waitUntil(lambda: len(window.conversations.ids()) == 4 and window.title.text().startswith("Hi Venus"),
+                        timeout=5000)
+        window.conversation.scrollToBottom()
+        qtbot.wait(50)
+        image = window.grab().toImage()
+        assert (image.width(), image.height()) == (1280, 800)
+        colours = {image.pixel(x, y) for x in range(0, 1280, 37) for y in range(0, 800, 29)}
+        assert len(colours) > 8  # a real rendered window, not a blank surface
+        background = image.pixelColor(4, 400)
+        assert (background.lightness() < 60) == (theme == "dark")
+        path = tmp_path / f"main-{theme}.png"
+        assert image.save(str(path)) and path.stat().st_size > 10_000
+        if os.environ.get("VENUS_UPDATE_SCREENSHOT") == "1":
+            (REPO / "docs" / "screenshots").mkdir(parents=True, exist_ok=True)
+            shutil.copy(path, REPO / "docs" / "screenshots" / f"main-{theme}.png")
+        assert window.conversation.indexAt(QPoint(40, 40)).isValid()
+    finally:
+        window.shutdown()
+        store.close()
+        apply_theme(app, "light")
+
+
+def test_answers_render_as_markdown_and_each_message_has_a_copy_link(qtbot, window):
+    from engine.timeline.events import AssistantTurnEnd
+
+    answer = "Here is **the plan**:\n\n- pack the `charger`\n- leave at *nine*"
+    window.timeline.append(UserText(text="What's the plan?"))
+    window.timeline.append(AssistantTurnEnd(turn_id="t1", text=answer, heard_text=answer))
+    qtbot.waitUntil(lambda: window.model.rowCount() == 2)
+    delegate = window.conversation.delegate
+    doc = delegate._document(window.model.row(1), 400)
+    shown = doc.toPlainText()
+    assert "the plan" in shown and "**" not in shown and "`" not in shown  # Markdown, not its source
+    bold = doc.find("the plan")
+    assert bold.charFormat().fontWeight() >= 600 and doc.find("charger").charFormat().fontFixedPitch()
+    assert doc.findBlockByNumber(2).textList() is not None  # the list is a real list
+
+    copied = []
+    window.conversation.copied.connect(copied.append)
+    index = window.model.index(1)
+    _bubble, link = delegate.geometry(window.model.row(1), window.conversation.visualRect(index))
+    qtbot.mouseClick(window.conversation.viewport(), Qt.MouseButton.LeftButton, pos=link.center().toPoint())
+    assert copied == [answer] and QApplication.clipboard().text() == answer  # the Markdown source is copied
+    window.conversation.setCurrentIndex(window.model.index(0))
+    window.conversation.setFocus()
+    qtbot.keyClick(window.conversation, Qt.Key.Key_C, Qt.KeyboardModifier.ControlModifier)
+    assert copied[-1] == "What's the plan?"
+
+
+def test_live_captions_show_the_words_heard_while_the_user_speaks(qtbot, window):
+    from engine.timeline.events import AsrFinal, AsrPartial, UserSpeechStart
+
+    window.timeline.append(RuntimeState(state=RuntimeStateName.USER_SPEAKING))
+    window.timeline.append(UserSpeechStart())
+    window.timeline.append(AsrPartial(text="remind me to"))
+    qtbot.waitUntil(lambda: window.captions.isVisible() and "remind me to" in window.captions.text())
+    assert window.state_indicator.text_for_state() == "Hearing you"
+    window.timeline.append(AsrPartial(text="remind me to call Sam"))
+    qtbot.waitUntil(lambda: "remind me to call Sam" in window.captions.text())
+    window.timeline.append(AsrFinal(text="Remind me to call Sam."))
+    qtbot.waitUntil(lambda: not window.captions.isVisible())
+    assert window.model.row(0).text == "Remind me to call Sam."
+
+
+@pytest.mark.parametrize(("state", "words"), [
+    (RuntimeStateName.LISTENING, "Listening"), (RuntimeStateName.USER_SPEAKING, "Hearing you"),
+    (RuntimeStateName.THINKING, "Thinking"), (RuntimeStateName.SPEAKING, "Speaking"),
+])
+def test_state_indicator_words_and_paused_while_muted(qtbot, window, state, words):
+    window.timeline.append(RuntimeState(state=state))
+    qtbot.waitUntil(lambda: window.state_indicator.text_for_state() == words)
+    colour = window.state_indicator.colour()
+    window.mute_button.click()
+    expected = "Paused" if state in (RuntimeStateName.LISTENING, RuntimeStateName.USER_SPEAKING) else f"{words} · mic paused"
+    assert window.state_indicator.text_for_state() == expected
+    assert window.state_indicator.accessibleName() == f"Assistant state: {expected}"
+    assert (window.state_indicator.colour() == colour) == (expected != "Paused")
+
+
+def test_a_click_on_push_to_talk_listens_until_the_next_click(qtbot, window):
+    controller = window.bridge.controller
+    qtbot.mouseClick(window.talk_button, Qt.MouseButton.LeftButton)
+    assert window.talk_button.isDown() and "click to finish" in window.talk_button.text()
+    assert window.state_indicator.text_for_state() == "Hearing you" and window.captions.isVisible()
+    qtbot.waitUntil(lambda: controller.push_to_talk_down, timeout=5000)
+    qtbot.mouseClick(window.talk_button, Qt.MouseButton.LeftButton)
+    qtbot.waitUntil(lambda: not controller.push_to_talk_down, timeout=5000)
+    assert not window.talk_button.isDown() and window.talk_button.text() == "Push to talk"
+    qtbot.waitUntil(lambda: window.state_indicator.text_for_state() == "Listening")
+    states = [e.state for e in _events(window, Kind.RUNTIME_STATE)]
+    assert states == [RuntimeStateName.USER_SPEAKING, RuntimeStateName.LISTENING]
+
+
+def test_tasks_panel_groups_waiting_running_and_done(qtbot, window):
+    from app.widgets import TaskGroup
+
     ids = play_demo_conversation(window.timeline)
-    window.camera.set_on(True)
-    window.bridge.post_frame(_camera_picture())
-    window.bridge.post_mic_level(-18.0)
-    qtbot.waitUntil(lambda: window.camera.frames_shown == 1)
     qtbot.waitUntil(lambda: window.tasks.card(ids.waiting_task) is not None)
-    qtbot.waitUntil(lambda: window.level_meter.last_dbfs == -18.0)
-    window.conversation.scrollToBottom()
-    qtbot.wait(50)
-    image = window.grab().toImage()
-    assert (image.width(), image.height()) == (1100, 860)
-    colours = {image.pixel(x, y) for x in range(0, 1100, 37) for y in range(0, 860, 29)}
-    assert len(colours) > 8  # a real rendered window, not a blank surface
-    path = tmp_path / "screenshot.png"
-    assert image.save(str(path)) and path.stat().st_size > 10_000
-    if os.environ.get("VENUS_UPDATE_SCREENSHOT") == "1":
-        (REPO / "docs").mkdir(exist_ok=True)
-        shutil.copy(path, REPO / "docs" / "screenshot.png")
-    assert window.conversation.indexAt(QPoint(10, 10)).isValid()
+    assert window.tasks.task_ids(TaskGroup.WAITING) == [ids.waiting_task]
+    assert window.tasks.task_ids(TaskGroup.DONE) == [ids.finished_task]
+    assert window.tasks.task_ids(TaskGroup.RUNNING) == []
+    assert window.tasks.sections[TaskGroup.WAITING].header.text() == "Waiting for you · 1"
+    qtbot.mouseClick(window.tasks.card(ids.waiting_task).approve_button, Qt.MouseButton.LeftButton)
+    qtbot.waitUntil(lambda: window.tasks.group_of(ids.waiting_task) == TaskGroup.RUNNING, timeout=5000)
+    assert window.tasks.sections[TaskGroup.WAITING].empty.isVisibleTo(window)
+    window.timeline.append(DelegationDispatched(task_id="t-new", tool="search", arguments={"q": "x"}))
+    qtbot.waitUntil(lambda: window.tasks.task_ids(TaskGroup.RUNNING) == ["t-new", ids.waiting_task])
+    row = window.model.row(window.model.find(RowKind.TASK, "t-new"))
+    assert row.kind == RowKind.TASK  # the conversation keeps a one-line mention of the task
+
+
+def test_help_menu_shortcuts_and_about(qtbot, window):
+    menus = [a.text() for a in window.menuBar().actions()]
+    assert menus == ["&Venus", "&Conversation", "&Help"]
+    qtbot.keyClick(window, Qt.Key.Key_F1)
+    qtbot.waitUntil(lambda: getattr(window, "help_box", None) is not None and window.help_box.isVisible())
+    text = window.help_box.text()
+    for keys in ("Ctrl+N", "Ctrl+F", "Ctrl+,", "Esc", "Ctrl+M", "F9"):
+        assert keys in text
+    window.help_box.close()
+    window.about_action.trigger()
+    qtbot.waitUntil(lambda: window.help_box.isVisible() and "full-duplex" in window.help_box.text())
+    window.help_box.close()
+    shortcuts = {a.shortcut().toString() for a in window.actions()}
+    assert {"Ctrl+N", "Ctrl+F", "Ctrl+,", "Esc", "Ctrl+K", "F1", "F2", "Ctrl+Q", "Ctrl+Shift+E"} <= shortcuts
+
+
+def test_camera_preview_takes_room_only_while_on(qtbot, window):
+    assert not window.camera.image.isVisibleTo(window)
+    closed_height = window.camera.sizeHint().height()
+    qtbot.keyClick(window, Qt.Key.Key_K, Qt.KeyboardModifier.ControlModifier)
+    assert window.camera.is_on and window.camera.image.isVisibleTo(window)
+    assert window.camera.sizeHint().height() > closed_height + 100
+    qtbot.waitUntil(lambda: window.bridge.controller.camera_on, timeout=5000)

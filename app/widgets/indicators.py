@@ -144,3 +144,21 @@ class LevelMeter(QWidget):
             painter.setBrush(QColor("#e08a00") if self._percent > 90 else QColor("#2e9d5b"))
             painter.drawRoundedRect(filled, radius, radius)
         painter.end()
+
+
+class ElidedLabel(QLabel):
+    """A one-line label that ends a text too long for it with '…' instead of clipping it."""
+
+    def __init__(self, text: str = "", parent: QWidget | None = None) -> None:
+        super().__init__(text, parent)
+        self.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Preferred)
+        self.setMinimumWidth(120)
+
+    def paintEvent(self, event: QPaintEvent) -> None:
+        """Draw the text elided at the right."""
+        painter = QPainter(self)
+        rect = self.contentsRect()
+        text = self.fontMetrics().elidedText(self.text(), Qt.TextElideMode.ElideRight, rect.width())
+        painter.setPen(self.palette().color(QPalette.ColorRole.WindowText))
+        painter.drawText(rect, int(Qt.AlignmentFlag.AlignVCenter | Qt.AlignmentFlag.AlignLeft), text)
+        painter.end()
