@@ -272,6 +272,27 @@ def test_rms_dbfs():
     assert round(rms_dbfs(np.ones(100, np.float32) * 0.5), 1) == -6.0
 
 
+def test_a_voice_that_cannot_speak_says_so_and_what_to_do():
+    result = SystemDeviceChecks().preview_voice("espeak:xx-venus-none", None, "Hello.")
+    assert not result.ok and "xx-venus-none could not speak" in result.message
+    assert result.message.endswith("Choose another voice.")
+
+
+@needs_pulse
+def test_the_piper_voice_preview_is_heard():
+    """The default neural voice previews through the speaker: the microphone (Pulse's loopback) hears it."""
+    checks = SystemDeviceChecks()
+    heard = {}
+    listener = threading.Thread(target=lambda: heard.update(r=checks.check_microphone(None, seconds=2.0)))
+    listener.start()
+    try:
+        said = checks.preview_voice("piper:piper-en-us-joe-medium", None, "Hello, I'm Venus. This is how I sound.")
+    finally:
+        listener.join()
+    assert said.ok and said.message.startswith("piper-en-us-joe-medium said: “Hello, I'm Venus."), said.message
+    assert heard["r"].level_dbfs > -40
+
+
 @needs_pulse
 def test_microphone_check_hears_the_speaker_check_through_pulse():
     checks = SystemDeviceChecks()
