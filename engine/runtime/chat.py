@@ -49,7 +49,7 @@ class TranscriptPrinter:
         elif isinstance(event, ev.DelegationFailed):
             line = f"  [task {event.task_id[-6:]}] failed: {event.error}"
         elif isinstance(event, ev.ConfirmationRequested):
-            line = f"  [task {event.task_id[-6:]}] needs your OK: {event.tool} {event.arguments} (say or type yes / no)"
+            line = f"  [task {event.task_id[-6:]}] needs your OK: {event.prompt or event.tool} (say or type yes / no)"
         elif isinstance(event, ev.Interruption):
             line = f"  [venus stopped: {event.reason}]"
         elif isinstance(event, ev.SystemNotice):
