@@ -78,7 +78,13 @@ def describe_validation(err: ValidationError) -> list[str]:
 def restart_venus() -> None:
     """Quit the app and start it again the same way, once everything is shut down (exec at interpreter exit)."""
     argv = [sys.executable, *sys.orig_argv[1:]]
-    atexit.register(lambda: os.execv(sys.executable, argv))
+
+    def again() -> None:
+        for stream in (sys.stdout, sys.stderr):
+            stream.flush()
+        os.execv(sys.executable, argv)
+
+    atexit.register(again)
     app = QApplication.instance()
     if app is not None:
         app.quit()
@@ -213,6 +219,9 @@ class SettingsDialog(QDialog):
         self.tools_found.connect(self.tools.show_tools)
         self.level_heard.connect(self.mic_level.set_level)
         self.input_box.currentIndexChanged.connect(self._restart_meter)
+        backend = self.forms["llm"].editors["backend"]
+        backend.currentIndexChanged.connect(self._follow_backend)
+        self._follow_backend()
         voice = self.forms["tts"].editors["voice"]
         fill_choices(voice, [(settings.tts.voice, _voice_key(settings.tts.engine, settings.tts.voice))],
                      keep=_voice_key(settings.tts.engine, settings.tts.voice))
@@ -311,6 +320,12 @@ class SettingsDialog(QDialog):
             fill_choices(self.forms["tts"].editors["espeak_voice"], espeak)
         if problem:
             self.error.setText(problem)
+
+    def _follow_backend(self) -> None:
+        """The server fields matter only when the model runs on a server."""
+        remote = self.forms["llm"].editors["backend"].currentData() == "remote"
+        for name in ("remote_url", "remote_model", "remote_timeout_s"):
+            self.forms["llm"].editors[name].setEnabled(remote)
 
     def _fill_devices(self, devices: Devices) -> None:
         fill_choices(self.input_box, device_choices(devices.inputs))

@@ -305,11 +305,11 @@ class McpPage(QWidget):
         self.plaintext.setHidden(not found)
         self.move_button.setHidden(not found)
         names = list(servers)
-        for box_current, box in ((self.server_box.currentText(), self.server_box),):
-            box.clear()
-            box.addItems(names)
-            if box_current in names:
-                box.setCurrentText(box_current)
+        current = self.server_box.currentText()
+        self.server_box.clear()
+        self.server_box.addItems(names)
+        if current in names:
+            self.server_box.setCurrentText(current)
         if self._syncing:
             return
         selected = self.server_list.currentItem().text() if self.server_list.currentItem() else ""

@@ -340,6 +340,10 @@ def test_pages_show_labels_units_and_help_under_each_field(qtbot, dialog):
     assert "Server timeout" in texts and not any("_" in t and " " not in t for t in texts if t)
     volume = dialog.forms["tts"].editors["volume"]
     assert volume.value() == 100 and volume.suffix() == " %"
+    server = dialog.forms["llm"].editors["remote_url"]
+    assert not server.isEnabled()  # the server's fields wait until the model runs on a server
+    _choose(dialog.forms["llm"].editors["backend"], "remote")
+    assert server.isEnabled()
 
 
 def test_choices_are_populated_with_the_current_values_selected(qtbot, dialog):
@@ -496,7 +500,11 @@ def test_a_model_change_offers_one_restart_action(qtbot, dialog):
 def test_settings_pages_screenshots(qtbot, dialog, tmp_path):
     """Every page rendered under the test display; VENUS_UPDATE_SCREENSHOT=1 (or a missing file) writes docs/."""
     from PySide6.QtGui import QImage
+    from PySide6.QtWidgets import QApplication
 
+    from app.theme import apply_theme
+
+    apply_theme(QApplication.instance(), "light")  # the same look whichever test changed the theme before
     voice = dialog.forms["tts"].editors["voice"]
     qtbot.waitUntil(lambda: bool(dialog.tools.levels) and voice.count() > 1, timeout=30000)
     qtbot.waitUntil(lambda: "Looking" not in dialog.device_status.text(), timeout=20000)
@@ -518,3 +526,67 @@ def test_settings_pages_screenshots(qtbot, dialog, tmp_path):
             folder.mkdir(exist_ok=True)
             (folder / shot.name).write_bytes(shot.read_bytes())
     assert len(list(folder.glob("settings-*.png"))) >= len(PAGES)
+
+
+def test_a_new_voice_applies_to_the_running_session_at_once(qtbot, tmp_path):
+    import numpy as np
+    import soundfile as sf
+
+    from app.session_controller import SessionController
+    from engine.timeline.events import Kind
+    from engine.tts import EspeakSynthesizer
+
+    quiet = tmp_path / "quiet.wav"
+    sf.write(quiet, np.zeros(16000 * 60, np.float32), 16000)
+    settings = Settings()
+    settings.llm.n_threads = 1
+    controller = SessionController(None, settings, mic=quiet, speaker=tmp_path / "venus-said.wav", persist=False)
+    try:
+        dialog = SettingsDialog(settings, settings_path=tmp_path / "settings.json", tools=controller.describe_tools(),
+                                restart=Restarts())
+        qtbot.addWidget(dialog)
+        qtbot.waitUntil(lambda: dialog.forms["tts"].editors["voice"].count() > 1, timeout=20000)
+        dialog.select_voice("espeak", "en-us")
+        dialog.forms["tts"].editors["rate"].setValue(1.3)
+        with qtbot.waitSignal(dialog.settings_saved) as saved:
+            assert dialog.save()
+        assert dialog.restart_reasons == []  # nothing waits for a restart
+        controller.apply_settings(saved.args[0])
+        assert isinstance(controller.session.speech.synthesizer, EspeakSynthesizer)
+        notice = [e for e in controller.timeline.events() if getattr(e, "code", "") == "settings-saved"][-1]
+        assert notice.text == "Settings saved; tool permissions and the voice apply now"
+        controller.send_text("What time is it?")  # answered by a local intent, spoken in the new voice
+        qtbot.waitUntil(lambda: bool(controller.timeline.events(kinds=[Kind.SPEECH_SPAN])), timeout=30000)
+        assert controller.session.speech.synthesizer._wpm == int(175 * 1.3)
+    finally:
+        controller.close()
+
+
+def test_restart_venus_starts_the_app_again_after_it_quit(tmp_path):
+    script = tmp_path / "app.py"
+    log = tmp_path / "runs.txt"
+    script.write_text(textwrap.dedent(f"""
+        import sys
+        sys.path.insert(0, {str(ROOT)!r})
+        from pathlib import Path
+        from PySide6.QtCore import QTimer
+        from PySide6.QtWidgets import QApplication
+        from app.settings_dialog import restart_venus
+        log = Path({str(log)!r})
+        runs = log.read_text().count("run") + 1 if log.exists() else 1
+        log.write_text(log.read_text() + f"run {{runs}} {{sys.argv[1:]}}\\n" if log.exists() else "run 1 " + str(sys.argv[1:]) + "\\n")
+        app = QApplication(sys.argv[:1])
+        if runs == 1:
+            QTimer.singleShot(0, restart_venus)
+        else:
+            QTimer.singleShot(0, app.quit)
+        app.exec()
+        print("quit cleanly", runs)
+    """))
+    import subprocess
+
+    done = subprocess.run([sys.executable, str(script), "--flag"], capture_output=True, text=True, timeout=120,
+                          env={**os.environ, "QT_QPA_PLATFORM": "offscreen"})
+    assert done.returncode == 0, done.stderr
+    assert log.read_text().splitlines() == ["run 1 ['--flag']", "run 2 ['--flag']"]  # same arguments again
+    assert done.stdout.split("\n")[:2] == ["quit cleanly 1", "quit cleanly 2"]  # the first run ended normally first
