@@ -60,3 +60,11 @@ def test_commands_name_a_missing_input_file_at_once(tmp_path: Path, command: lis
     assert lines == [lines[-1]] and lines[-1].startswith(f"venus: cannot read {missing}: no such file — give a WAV")
     assert lines[-1].endswith("[audio-file-unreadable]")
     assert "audio-device-lost" not in proc.stderr and "System error" not in proc.stderr
+
+
+def test_duplex_names_a_missing_input_folder(tmp_path: Path) -> None:
+    proc = _venus("duplex", "--input-dir", str(tmp_path / "cases"))
+    assert proc.returncode == 2 and proc.stderr == f"venus duplex: cannot read {tmp_path / 'cases'}: no such folder\n"
+    (tmp_path / "cases").mkdir()
+    proc = _venus("duplex", "--input-dir", str(tmp_path / "cases"))
+    assert proc.returncode == 2 and "no */input.wav under" in proc.stderr

@@ -102,6 +102,10 @@ def run_duplex_command(args: argparse.Namespace) -> int:
     settings = result.settings
     if args.input_dir:
         root = Path(args.input_dir)
+        if not root.is_dir():
+            print(f"venus duplex: cannot read {root}: {'not a folder' if root.exists() else 'no such folder'}",
+                  file=sys.stderr)
+            return 2
         cases = sorted(root.glob("*/input.wav"))
         if not cases:
             print(f"venus duplex: no */input.wav under {root}", file=sys.stderr)
