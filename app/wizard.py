@@ -87,7 +87,7 @@ class FirstRunWizard(QWizard):
             sources.outputs(), audio.output_device, lambda device: checks.play_test_tone(device, audio.test_tone_hz))
         text = PREVIEW_TEXT.format(name=name)
         self.voice = VoicePage(sources.voices(), _voice_value(settings),
-                               lambda voice: checks.preview_voice(voice, self.speaker.device(), text))
+                               lambda voice, device: checks.preview_voice(voice, device, text), self.speaker.device)
         self.language = LanguagePage(sources.languages(), settings.asr.language)
         default_model = LLMSettings.model_fields["model"].default
         self.models = ModelPage(sources.recommend, checks.check_models,

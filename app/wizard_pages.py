@@ -41,7 +41,10 @@ class Background(QObject):
                 result = work()
             except Exception as exc:  # shown on the page, never lost on a worker thread
                 result = exc
-            self.done.emit(result)
+            try:
+                self.done.emit(result)
+            except RuntimeError:  # the page was closed while the work ran: nobody is waiting for it
+                pass
 
         thread = threading.Thread(target=call, name="venus-wizard-check", daemon=True)
         thread.start()
@@ -161,10 +164,12 @@ class DevicePage(CheckPage):
 class VoicePage(CheckPage):
     """Pick a voice and hear it on the speaker chosen before."""
 
-    def __init__(self, voices: list[Choice], current: str, preview: Callable[[str], CheckResult]) -> None:
+    def __init__(self, voices: list[Choice], current: str, preview: Callable[[str, Any], CheckResult],
+                 output: Callable[[], Any]) -> None:
         super().__init__("Voice", "Choose how Venus sounds, then press Preview to hear it on your speaker.",
                          "Preview voice", lambda: CheckResult(False, "no voice chosen"))
         self.preview = preview
+        self.output = output  # the speaker chosen on the page before
         self.voice_box = choice_box(voices, current, "Voice")
         self.controls.addWidget(self.voice_box)
 
@@ -173,9 +178,9 @@ class VoicePage(CheckPage):
         return self.voice_box.currentData()
 
     def job(self) -> Callable[[], CheckResult]:
-        """Preview the chosen voice."""
-        voice = self.voice()
-        return lambda: self.preview(voice)
+        """Preview the chosen voice on the chosen speaker."""
+        voice, device = self.voice(), self.output()
+        return lambda: self.preview(voice, device)
 
 
 class LanguagePage(QWizardPage):
@@ -220,12 +225,14 @@ class ModelPage(CheckPage):
                               "`venus models import FILE.gguf`.", "Catalog note")
         for widget in (self.model_box, self.reason, self.catalog):
             self.controls.addWidget(widget)
+        self._recommending = False
         self._recommender = Background(self)
         self._recommender.done.connect(self._show_recommendation)
 
     def initializePage(self) -> None:
         """Recommend and check at once: both need no action from the user."""
-        if self.recommendation is None:
+        if self.recommendation is None and not self._recommending:
+            self._recommending = True
             self._recommender.run(self.recommend)
         super().initializePage()
 
@@ -300,10 +307,12 @@ class ToolsPage(QWizardPage):
         self._background = Background(self)
         self._background.done.connect(self._show)
         self._list_tools = list_tools
+        self._listing = False
 
     def initializePage(self) -> None:
         """List the tools once, off the UI thread."""
-        if self.rows is None:
+        if self.rows is None and not self._listing:
+            self._listing = True
             self._background.run(self._list_tools)
 
     def _show(self, rows: list[dict] | Exception) -> None:
