@@ -37,7 +37,7 @@ class WizardSources:
 
     def __init__(self, *, inputs: Callable[[], list[Choice]] | None = None,
                  outputs: Callable[[], list[Choice]] | None = None, voices: Callable[[], list[Choice]] | None = None,
-                 languages: Callable[[], list[Choice]] | None = None,
+                 languages: Callable[[str], list[Choice]] | None = None,
                  recommend: Callable[[], Recommendation] | None = None,
                  tools: Callable[[Settings], list[dict]] | None = None) -> None:
         self.inputs = inputs or (lambda: wizard_choices.audio_devices("input"))
@@ -88,7 +88,7 @@ class FirstRunWizard(QWizard):
         text = PREVIEW_TEXT.format(name=name)
         self.voice = VoicePage(sources.voices(), _voice_value(settings),
                                lambda voice, device: checks.preview_voice(voice, device, text), self.speaker.device)
-        self.language = LanguagePage(sources.languages(), settings.asr.language)
+        self.language = LanguagePage(sources.languages(settings.asr.model), settings.asr.language)
         default_model = LLMSettings.model_fields["model"].default
         self.models = ModelPage(sources.recommend, checks.check_models,
                                 keep=settings.llm.model if settings.llm.model != default_model else None)

@@ -113,21 +113,22 @@ def _espeak_voices(binary: str) -> list[str]:
     return sorted(set(names), key=lambda n: (n != "en-us", n))
 
 
-def asr_languages() -> set[str]:
-    """Languages the installed speech recognition models understand (a whisper "-en" model knows only English)."""
-    languages: set[str] = set()
-    for entry in all_entries():
-        if entry.kind != "asr" or verify(entry, full=False):
-            continue
-        known = entry.extra.get("languages")
-        languages |= set(known) if known else ({"en"} if entry.id.endswith(("-en", ".en")) else set(LANGUAGES))
-    return languages
+def asr_languages(model: str) -> set[str]:
+    """Languages the speech recognition model `model` understands: a whisper "-en" model knows only English; a
+    model given by path, or with no "-en", is taken at its word (all of them)."""
+    entry = next((e for e in all_entries() if e.id == model and e.kind == "asr"), None)
+    if entry is None:
+        return set(LANGUAGES)
+    known = entry.extra.get("languages")
+    if known:
+        return set(known)
+    return {"en"} if entry.id.endswith(("-en", ".en")) else set(LANGUAGES)
 
 
-def languages() -> list[Choice]:
-    """Every language Venus has words for; those no installed speech model hears say why."""
-    heard = asr_languages()
-    return [Choice(code, name, "" if code in heard else "needs a multilingual speech model (none installed)")
+def languages(asr_model: str) -> list[Choice]:
+    """Every language Venus has words for; those the speech recognition model does not hear say why."""
+    heard = asr_languages(asr_model)
+    return [Choice(code, name, "" if code in heard else f"needs a multilingual speech model ({asr_model} is not)")
             for code, name in LANGUAGES.items()]
 
 

@@ -196,8 +196,9 @@ class LanguagePage(QWizardPage):
         missing = [c.label for c in languages if c.unavailable]
         if missing:
             layout.addWidget(_label(
-                f"{', '.join(missing)}: no speech recognition model installed here hears them, "
-                "and Venus's everyday requests (timers, notes…) are written in English for now.",
+                f"{', '.join(missing)}: the speech recognition model in use does not hear them; a multilingual "
+                "one can be set in Settings → Speech recognition. Venus's everyday requests (timers, notes…) are "
+                "written in English for now.",
                 "Language note"))
         layout.addStretch(1)
 
@@ -251,6 +252,9 @@ class ModelPage(CheckPage):
             self.model_box.addItem(f"{option.title} ({', '.join(notes)})", option.id)
         self.model_box.setEnabled(bool(found.options))
         ids = [o.id for o in found.options]
+        if self.keep is not None and self.keep not in ids:  # a model file set by path: still offered, as is
+            self.model_box.addItem(f"{self.keep} (your current setting)", self.keep)
+            ids.append(self.keep)
         pick = self.keep if self.keep in ids else found.model_id
         if pick in ids:
             self.model_box.setCurrentIndex(ids.index(pick))

@@ -19,7 +19,7 @@ from app.main_window import MainWindow, run_app  # noqa: E402
 from app.theme import apply_theme  # noqa: E402
 from app.tray import Tray  # noqa: E402
 from app.wizard import FirstRunWizard, WizardSources  # noqa: E402
-from app.wizard_choices import Choice, Machine, recommend_model  # noqa: E402
+from app.wizard_choices import Choice, Machine, asr_languages, recommend_model  # noqa: E402
 from engine.settings import Settings, load_settings  # noqa: E402
 from engine.timeline import Timeline  # noqa: E402
 from engine.timeline.events import Kind  # noqa: E402
@@ -174,7 +174,7 @@ def test_every_choice_is_saved_into_the_settings(qtbot, config):
     outputs = [Choice(None, "System default output"), Choice("Headphones", "Headphones")]
     langs = [Choice("en", "English"), Choice("de", "German")]  # as if a multilingual model were installed
     wizard = _wizard(qtbot, Settings(), config, sources=WizardSources(
-        inputs=lambda: inputs, outputs=lambda: outputs, languages=lambda: langs))
+        inputs=lambda: inputs, outputs=lambda: outputs, languages=lambda _asr_model: langs))
     _pick(wizard.microphone.device_box, "USB Mic")
     _pick(wizard.speaker.device_box, "Headphones")
     _pick(wizard.voice.voice_box, "espeak:en-us")
@@ -212,8 +212,26 @@ def test_languages_no_installed_model_hears_are_greyed_with_the_reason(qtbot, co
     model = box.model()
     english, german = box.findData("en"), box.findData("de")
     assert model.item(english).isEnabled() and box.currentIndex() == english
-    assert not model.item(german).isEnabled() and "needs a multilingual speech model" in box.itemText(german)
+    assert not model.item(german).isEnabled()
+    assert "needs a multilingual speech model (whisper-tiny-en is not)" in box.itemText(german)
     assert any("written in English for now" in label.text() for label in wizard.language.findChildren(QLabel))
+
+
+def test_a_model_set_by_path_stays_chosen(qtbot, config):
+    settings = Settings()
+    settings.llm.model = str(config / "my-own.gguf")
+    wizard = _wizard(qtbot, settings, config)
+    _go_to(wizard, wizard.models)
+    qtbot.waitUntil(lambda: wizard.models.recommendation is not None, timeout=30000)
+    assert wizard.models.model() == settings.llm.model
+    assert wizard.models.model_box.currentText().endswith("(your current setting)")
+    assert wizard.chosen_settings().llm.model == settings.llm.model
+
+
+def test_languages_follow_the_speech_model_in_use():
+    """whisper-tiny-en hears English only; a model given by path is taken at its word."""
+    assert asr_languages("whisper-tiny-en") == {"en"}
+    assert {"en", "de", "fr"} <= asr_languages("/models/whisper-small")
 
 
 def test_model_recommendation_follows_the_cores_and_memory():
