@@ -9,6 +9,7 @@ from __future__ import annotations
 import hashlib
 import logging
 import os
+import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -24,6 +25,12 @@ log = logging.getLogger(__name__)
 ProgressCallback = Callable[[int, int | None], None]  # (bytes so far, total bytes or None)
 
 _HEX = frozenset("0123456789abcdef")
+
+
+class DownloadCancelled(DownloadError):
+    """The download was cancelled on request; the `.part` file is kept, so the same call resumes it."""
+
+    code = "download-cancelled"
 
 
 class ChecksumFormatError(DownloadError, ValueError):
@@ -76,27 +83,32 @@ def _hash_existing(part: Path) -> hashlib._Hash:
 
 def download(
     url: str,
-    sha256: str,
+    sha256: str | None,
     dest: Path | None = None,
     *,
     progress: ProgressCallback | None = None,
     options: DownloadOptions = DownloadOptions(),
+    cancel: threading.Event | None = None,
 ) -> Path:
-    """Download `url` to `dest` (default: models folder + the URL's file name), resuming and verifying."""
-    sha256 = parse_sha256(sha256)
+    """Download `url` to `dest` (default: models folder + the URL's file name), resuming and verifying.
+
+    `sha256=None` skips the checksum (the caller checks size and format); setting `cancel` stops the download
+    between blocks with DownloadCancelled, keeping the `.part` file for the next call to resume.
+    """
+    sha256 = parse_sha256(sha256) if sha256 is not None else None
     _check_url(url)
     name = url.rstrip("/").rsplit("/", 1)[-1].split("?")[0] or "model.bin"
     dest = dest or paths.models_dir() / name
     part = dest.with_name(dest.name + ".part")
     try:
-        return _fetch(url, sha256, dest, part, progress, options)
+        return _fetch(url, sha256, dest, part, progress, options, cancel)
     except OSError as exc:  # the disk, not the network: full, read-only, no permission
         raise DownloadError(f"cannot write {exc.filename or part}: {exc.strerror or exc}",
                             fix=f"free space or choose another models folder (VENUS_MODELS_DIR); now {dest.parent}") from exc
 
 
-def _fetch(url: str, sha256: str, dest: Path, part: Path, progress: ProgressCallback | None,
-           options: DownloadOptions) -> Path:
+def _fetch(url: str, sha256: str | None, dest: Path, part: Path, progress: ProgressCallback | None,
+           options: DownloadOptions, cancel: threading.Event | None = None) -> Path:
     dest.parent.mkdir(parents=True, exist_ok=True)
     digest = _hash_existing(part) if part.exists() else hashlib.sha256()
     have = part.stat().st_size if part.exists() else 0
@@ -118,6 +130,9 @@ def _fetch(url: str, sha256: str, dest: Path, part: Path, progress: ProgressCall
                 total = have + int(length) if length is not None else None
                 with open(part, "ab") as out:
                     for block in resp.iter_bytes(options.chunk_bytes):
+                        if cancel is not None and cancel.is_set():
+                            raise DownloadCancelled(f"download of {url} cancelled; {have} bytes kept in {part}",
+                                                    fix="run the same download again to resume")
                         out.write(block)
                         digest.update(block)
                         have += len(block)
@@ -135,13 +150,16 @@ def _fetch(url: str, sha256: str, dest: Path, part: Path, progress: ProgressCall
                 ) from exc
             log.info("download interrupted at %d bytes (%s); resuming", have, exc)
             time.sleep(options.backoff_s * 2 ** (attempt - 1))
-    if digest.hexdigest() != sha256:
+    if sha256 is not None and digest.hexdigest() != sha256:
         part.unlink(missing_ok=True)
         raise DownloadError(
             f"checksum mismatch: {url} has sha256 {digest.hexdigest()}, expected {sha256}; the download was deleted",
             fix="check the checksum, or the URL points to a different file",
         )
     os.replace(part, dest)
+    from engine.models.registry import remember_sha256
+
+    remember_sha256(dest, digest.hexdigest())  # so the registry need not hash the file again
     return dest
 
 

@@ -89,6 +89,7 @@ def _entry_from_dict(d: dict, origin: str) -> ModelEntry:
     return ModelEntry(
         id=d["id"], kind=d["kind"], title=d.get("title", d["id"]), license=d.get("license", "unknown"),
         files=files, default=d.get("default", False), origin=origin, tool_calls=d.get("tool_calls"),
+        extra=dict(d.get("extra", {})),  # e.g. a catalog model's languages and catalog id
     )
 
 
@@ -173,11 +174,23 @@ def verify(entry: ModelEntry, *, full: bool = True) -> list[str]:
     return problems
 
 
+def _stamp_of(path: Path) -> tuple[Path, str]:
+    stat = path.stat()
+    return path.with_name(f".{path.name}.sha256"), f"{stat.st_size}:{stat.st_mtime_ns}"
+
+
+def remember_sha256(path: Path, digest: str) -> None:
+    """Record a digest just computed while writing `path` (a download), so verifying it does not hash it again."""
+    stamp, key = _stamp_of(path)
+    try:
+        stamp.write_text(f"{key} {digest}\n")
+    except OSError:
+        pass
+
+
 def _cached_sha256(path: Path) -> str:
     # Hashing 250 MB takes a while; remember the digest per (size, mtime) beside the file.
-    stat = path.stat()
-    stamp = path.with_name(f".{path.name}.sha256")
-    key = f"{stat.st_size}:{stat.st_mtime_ns}"
+    stamp, key = _stamp_of(path)
     with _HASH_CACHE_LOCK:
         try:
             cached_key, digest = stamp.read_text().split()
