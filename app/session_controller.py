@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import logging
 import threading
+import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -96,10 +97,19 @@ class SessionController:
         return None if harness is None else harness.describe_tools()
 
     def apply_settings(self, settings: Settings) -> None:
-        """Apply what a running session can take now (tool permissions, the voice); say what waits for a restart."""
+        """Apply saved settings now. Tool permissions and the voice go to the running session; a change it cannot
+        take (the model, speech recognition, devices, camera, MCP servers) reopens the engine on the same
+        conversation, as a restart would, without closing the window."""
         from app.settings_fields import needs_restart
 
         before, self.settings = self.settings, settings
+        later = needs_restart(before, settings)
+        if later:
+            seconds = self.reload(settings, before)
+            if seconds is not None:
+                self.timeline.append(SystemNotice(code="settings-saved", text=(
+                    f"Settings saved; Venus reloaded {', '.join(later)} in {seconds:.1f} s")))
+            return
         applied = []
         harness = self.session.harness
         if harness is not None:
@@ -110,10 +120,41 @@ class SessionController:
             applied.append("tool permissions")
         if settings.tts != before.tts and self.session.speech is not None:
             applied.extend(self._swap_voice(settings))
-        later = needs_restart(before, settings)
         text = "Settings saved" + (f"; {' and '.join(applied)} apply now" if applied else "")
-        text += f"; {', '.join(later)} change when Venus restarts" if later else ""
         self.timeline.append(SystemNotice(code="settings-saved", text=text))
+
+    def reload(self, settings: Settings, fallback: Settings | None = None) -> float | None:
+        """Close the session and open it again with `settings` on the same timeline and conversation database, so
+        the window and the conversation go on; models are loaded afresh. If the new settings cannot open (a model
+        missing, a device gone), the session reopens on `fallback` and says why. Returns the seconds it took,
+        or None when it fell back."""
+        from engine.runtime.session import open_session
+
+        started = time.monotonic()
+        old = self.session
+        store, old.store = old.store, None  # the conversation's database stays open for the new session
+        if not old.owns_shared:  # models lent by the caller (tests, `venus duplex`) are not ours to reload
+            self._open_kwargs.setdefault("shared", old.shared)
+        old.close()
+        opened, problem = settings, ""
+        try:
+            session = open_session(settings, timeline=self.timeline, on_level=self._on_level, **self._open_kwargs)
+        except Exception as exc:  # say why and go on with what worked before
+            if fallback is None:
+                raise
+            log.exception("reopening the session with new settings failed")
+            opened, problem = fallback, str(exc)
+            session = open_session(fallback, timeline=self.timeline, on_level=self._on_level, **self._open_kwargs)
+        session.store = store
+        self.session, self.runtime, self.settings = session, session.runtime, opened
+        if session.vision is not None:
+            session.vision.add_frame_sink(self._on_frame)
+        if problem:
+            self.timeline.append(SystemNotice(level="error", code="settings-not-applied", text=(
+                f"The new settings could not be used ({problem}); Venus went back to the previous ones. "
+                "Fix it in Settings and save again")))
+            return None
+        return time.monotonic() - started
 
     def _swap_voice(self, settings: Settings) -> list[str]:
         """Load the new voice and hand it to the speech pipeline: the next clause is spoken with it."""

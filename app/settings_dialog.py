@@ -98,7 +98,9 @@ class SettingsDialog(QDialog):
     """Edits a copy of the settings; `settings_saved` fires after a successful save.
 
     `tools` is the running session's `Harness.describe_tools()`; without it the list comes from a throwaway
-    harness on a worker thread. `restart` restarts Venus (tests pass their own).
+    harness on a worker thread. `reloads_live` says the controller reopens the engine itself when a saved change
+    needs it (SessionController.apply_settings does); otherwise such a change offers "Restart Venus", which
+    calls `restart` (by default: quit and start the app again; tests pass their own).
     """
 
     settings_saved = Signal(object)  # the saved Settings
@@ -109,7 +111,8 @@ class SettingsDialog(QDialog):
     level_heard = Signal(float)  # the live microphone level in dBFS, from PortAudio's thread
 
     def __init__(self, settings: Settings, parent: QWidget | None = None, settings_path: Path | None = None,
-                 tools: list[dict[str, Any]] | None = None, restart: Callable[[], None] | None = None) -> None:
+                 tools: list[dict[str, Any]] | None = None, restart: Callable[[], None] | None = None,
+                 reloads_live: bool = False) -> None:
         super().__init__(parent)
         self.setWindowTitle("Settings")
         self.setAccessibleName("Settings")
@@ -117,6 +120,7 @@ class SettingsDialog(QDialog):
         self.settings_path = settings_path
         self.saved: Settings | None = None
         self.restart = restart or restart_venus
+        self.reloads_live = reloads_live
         self.restart_reasons: list[str] = []
         self.checks = SystemDeviceChecks()
         self.monitor = LevelMonitor(self.level_heard.emit, lambda text: self.check_finished.emit(
@@ -465,7 +469,7 @@ class SettingsDialog(QDialog):
             return False
         self.mcp.pending_secrets.clear()
         save_settings(settings, self.settings_path)
-        self.restart_reasons = needs_restart(self.original, settings)
+        self.restart_reasons = [] if self.reloads_live else needs_restart(self.original, settings)
         self.original = self.saved = settings
         self.error.clear()
         self.settings_saved.emit(settings)

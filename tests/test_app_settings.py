@@ -590,3 +590,40 @@ def test_restart_venus_starts_the_app_again_after_it_quit(tmp_path):
     assert done.returncode == 0, done.stderr
     assert log.read_text().splitlines() == ["run 1 ['--flag']", "run 2 ['--flag']"]  # same arguments again
     assert done.stdout.split("\n")[:2] == ["quit cleanly 1", "quit cleanly 2"]  # the first run ended normally first
+
+
+def test_a_model_change_reloads_the_running_engine_on_the_same_conversation(qtbot, tmp_path):
+    from app.session_controller import SessionController
+    from engine.timeline.events import Kind
+
+    settings = Settings()
+    settings.llm.n_threads = 1
+    controller = SessionController(Timeline(), settings, persist=False, harness=False)
+    try:
+        timeline, backend = controller.timeline, controller.session.shared.backend
+        dialog = SettingsDialog(settings, settings_path=tmp_path / "settings.json", restart=Restarts(), reloads_live=True)
+        qtbot.addWidget(dialog)
+        dialog.forms["llm"].editors["n_ctx"].setValue(2048)
+        dialog.show()
+        with qtbot.waitSignal(dialog.settings_saved) as saved:
+            assert dialog.save()
+        assert not dialog.isVisible() and dialog.restart.count == 0  # the controller reloads: no restart asked
+        controller.apply_settings(saved.args[0])
+        assert controller.timeline is timeline and controller.session.shared.backend is not backend
+        assert controller.session.shared.backend.n_ctx == 2048  # the new context length is in force
+        notice = [e for e in timeline.events() if getattr(e, "code", "") == "settings-saved"][-1]
+        assert re.fullmatch(r"Settings saved; Venus reloaded the language model in [\d.]+ s", notice.text), notice.text
+        controller.send_text("What time is it?")  # the conversation goes on, on the reloaded engine
+        qtbot.waitUntil(lambda: bool(timeline.events(kinds=[Kind.ASSISTANT_TURN_END])), timeout=30000)
+
+        broken = saved.args[0].model_copy(deep=True)
+        broken.llm.model = "no-such-model"
+        controller.apply_settings(broken)
+        failed = [e for e in timeline.events() if getattr(e, "code", "") == "settings-not-applied"]
+        assert failed and "no-such-model" in failed[0].text and "went back to the previous ones" in failed[0].text
+        assert controller.settings.llm.model == Settings().llm.model  # what runs is what worked before
+        ends = len(timeline.events(kinds=[Kind.ASSISTANT_TURN_END]))
+        controller.send_text("What time is it?")
+        qtbot.waitUntil(lambda: len(timeline.events(kinds=[Kind.ASSISTANT_TURN_END])) > ends, timeout=30000)
+    finally:
+        controller.close()
