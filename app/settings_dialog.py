@@ -52,8 +52,9 @@ from app.settings_audio import (
 )
 from app.settings_fields import PAGES, needs_restart, page_of
 from app.settings_form import FormGroup, SectionEditors, fill_choices, help_label, select_value
+from app.settings_mcp import McpPage
 from app.settings_models import ModelsPanel, model_choices
-from app.settings_pages import ApiKeysPage, McpPage, ToolsPage, describe_tools_offline
+from app.settings_pages import ApiKeysPage, ToolsPage, describe_tools_offline
 from app.widgets import LevelMeter
 from engine.errors import SecretError
 from engine.secrets import plaintext_warning, with_keyring_refs
