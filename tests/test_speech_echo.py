@@ -83,3 +83,29 @@ def test_without_echo_control_the_same_rooms_do_trigger(rooms, vad):
     # the control: the echo really is loud enough to fool a bare VAD, so the two tests above mean something
     fooled = sum(bool(_speech_starts(vad, played, echo, aec=False)) for played, echo, _, _, _ in rooms[:8])
     assert fooled >= 6
+
+
+def _slipped_echo_starts(vad: SileroVad, distrust: bool) -> list[float]:
+    """Venus's voice through a speaker stream that underran for 600 ms at 1 s: the room hears it late from then
+    on, at the reference's own level (a loopback, as the PulseAudio null sink's monitor is), while the canceller
+    goes on with the reference as it was rendered."""
+    played = pad(piper(VENUS_SAYS[3]), 0.3, 0.8)
+    at, gap = RATE, RATE * 6 // 10
+    heard = np.concatenate([played[:at], np.zeros(gap, np.float32), played[at:]])
+    reference = np.concatenate([played, np.zeros(gap, np.float32)])
+    vad.reset()
+    guard = EchoGuard()
+    front = SpeechFrontEnd(vad, SegmenterOptions(), EchoCanceller(), guard)
+    starts = []
+    for i in range(0, len(heard), 160):
+        if distrust and i == at:
+            guard.distrust()  # what the pipeline does when the output stream reports an underflow
+        front.add_reference(reference[i:i + 160])
+        step = front.process(heard[i:i + 160])
+        starts += [t.start_sample / RATE for t in step.transitions if t.started]
+    return starts
+
+
+def test_an_output_underrun_does_not_let_venus_hear_her_own_late_echo_as_the_user(vad):
+    assert _slipped_echo_starts(vad, distrust=False), "the slipped echo should fool a guard that trusts the canceller"
+    assert _slipped_echo_starts(vad, distrust=True) == []

@@ -169,6 +169,7 @@ class DeviceSink(_WatchedStream):
         super().__init__(device, blocksize_ms=blocksize_ms, on_notice=on_notice, stall_s=stall_s,
                          sample_rate=sample_rate)
         self._render: Renderer = lambda out: out.fill(0.0)
+        self.underflows = 0  # output underruns PortAudio reported (the echo canceller's reference slipped)
 
     def start(self, render: Renderer) -> None:  # type: ignore[override]
         """Start pulling blocks from `render` on the PortAudio thread."""
@@ -184,6 +185,8 @@ class DeviceSink(_WatchedStream):
     def _open(self, device: int | None) -> None:
         def callback(outdata, frames, time_info, status) -> None:
             self._last_callback = time.monotonic()
+            if status.output_underflow:
+                self.underflows += 1  # one writer (this callback); the perception thread only reads it
             self._render(outdata[:, 0])
 
         self._started(self._sd.OutputStream(device=device, samplerate=self.sample_rate, channels=1,

@@ -68,6 +68,12 @@ class EchoGuardOptions:
     residual_db: float = -30.0  # expected echo left after cancellation, relative to the reference level
     tail_ms: int = 400  # the guard stays on this long after playback ends (room reverb, output latency)
     kept_db: float = -12.0  # a frame the canceller cut by more than this (cleaned vs raw) was mostly echo
+    # After the speaker's stream ran dry (an output underrun), what plays is late against the reference the
+    # canceller aligned to, so the echo passes it nearly whole until Venus stops. From the underrun until
+    # underrun_hold_ms after her voice last played, the guard stays on and expects echo as loud as the
+    # reference itself (underrun_residual_db), not a residual.
+    underrun_hold_ms: int = 1500
+    underrun_residual_db: float = 0.0
 
     def __post_init__(self) -> None:
         if not 0.0 < self.threshold < 1.0:
@@ -84,6 +90,8 @@ class EchoGuard:
         self._ref_energy: deque[float] = deque(maxlen=max(1, (options.tail_ms + 200) // 10))
         self._tail = options.tail_ms * AEC_RATE // 1000
         self._quiet = self._tail  # mic samples since the reference was last loud (capped at the tail)
+        self._distrust = 0  # mic samples left during which the canceller is not trusted (after an underrun)
+        self._slip_level = 0.0  # the loudest reference since the underrun: the late echo may still be that loud
 
     def add_reference(self, frame: np.ndarray) -> None:
         """The level of one 10 ms reference frame."""
@@ -91,6 +99,9 @@ class EchoGuard:
         self._ref_energy.append(energy)
         if energy > 1e-7:
             self._quiet = 0
+            if self._distrust > 0:  # still talking after an underrun: the echo stays out of step until she stops
+                self._distrust = self.options.underrun_hold_ms * AEC_RATE // 1000
+                self._slip_level = max(self._slip_level, energy)
 
     def forget_reference(self) -> None:
         """Drop the levels of past playback (called once the tail is over, so a new turn starts clean)."""
@@ -100,11 +111,20 @@ class EchoGuard:
     def advance(self, samples: int) -> None:
         """Mic time passed, in 16 kHz samples (the guard's tail counts mic time, not reference arrivals)."""
         self._quiet = min(self._quiet + samples, self._tail)
+        self._distrust = max(0, self._distrust - samples)
+        if self._distrust == 0:
+            self._slip_level = 0.0
+
+    def distrust(self) -> None:
+        """The output stream underran while Venus spoke: her echo is out of step with the reference until she
+        stops, and for underrun_hold_ms after."""
+        self._distrust = self.options.underrun_hold_ms * AEC_RATE // 1000
+        self._slip_level = max(self._ref_energy, default=0.0)
 
     @property
     def active(self) -> bool:
-        """True while Venus is speaking or its echo may still be in the room."""
-        return self._quiet < self._tail
+        """True while Venus is speaking or its echo may still be in the room (longer after an underrun)."""
+        return self._quiet < self._tail or self._distrust > 0
 
     def threshold(self, normal: float) -> float:
         """The VAD threshold in force now."""
@@ -116,9 +136,12 @@ class EchoGuard:
         With the raw frame too, the frame must also have kept enough of its energy through the canceller:
         the user's voice passes it, Venus's own voice is mostly removed.
         """
-        if not self.active or not self._ref_energy:
+        if self._distrust > 0:
+            expected = max([self._slip_level, *self._ref_energy]) * 10 ** (self.options.underrun_residual_db / 10)
+        elif not self.active or not self._ref_energy:
             return True
-        expected = max(self._ref_energy) * 10 ** (self.options.residual_db / 10)
+        else:
+            expected = max(self._ref_energy) * 10 ** (self.options.residual_db / 10)
         energy = float(np.mean(cleaned * cleaned))
         if energy <= expected * 10 ** (self.options.margin_db / 10):
             return False

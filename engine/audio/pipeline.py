@@ -167,6 +167,7 @@ class SpeechPipeline:
         self.timeline = timeline
         self.source = source
         self.sink = sink
+        self._underflows_seen = 0  # the sink's underrun count the echo guard has reacted to
         self.on_level = on_level
         a, v = settings.audio, settings.vad
         self.player = Player(PlayerOptions(sink.sample_rate, fade_ms=a.stop_fade_ms, duck_gain=a.duck_gain))
@@ -355,6 +356,18 @@ class SpeechPipeline:
             total += len(block)
         return blocks[0] if len(blocks) == 1 else np.concatenate(blocks)
 
+    def _watch_underflows(self) -> None:
+        # An output underrun while Venus speaks plays her voice late against the canceller's reference: the
+        # echo guard then distrusts the canceller for a moment (EchoGuardOptions.underrun_hold_ms).
+        underflows = getattr(self.sink, "underflows", 0)
+        if underflows == self._underflows_seen:
+            return
+        self._underflows_seen = underflows
+        guard = self.frontend.guard
+        if guard is not None and (self.player.speaking or guard.active):
+            guard.distrust()
+            log.info("output underrun while speaking: the echo guard holds for %d ms", guard.options.underrun_hold_ms)
+
     def _drain_reference(self) -> None:
         silent = 0  # output samples that played nothing, merged into one step
         while True:
@@ -374,6 +387,7 @@ class SpeechPipeline:
 
     def _perceive_block(self, block: np.ndarray) -> None:
         self._drain_reference()
+        self._watch_underflows()
         step = self.frontend.process(self._mic_resampler.process(block))
         self._recent.append(step.cleaned)
         fed = False  # this step's audio already went to the recognizer (as look-back or feed)
