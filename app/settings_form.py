@@ -47,6 +47,7 @@ class FieldSpec:
     chooser: bool = False  # a dropdown whose items come later (devices, voices, models)
     editable: bool = False  # a dropdown that also takes typed text (a camera path or URL)
     multiline: bool = False
+    special: str = ""  # shown instead of the lowest value when it means something else ("Automatic")
 
     @property
     def section(self) -> str:
@@ -81,7 +82,8 @@ def combo_values(box: QComboBox) -> list[Any]:
 def select_value(box: QComboBox, value: Any, missing: str = "{value} (not available)") -> None:
     """Select the item storing `value`; a value not listed is added (named as missing) so it is never lost."""
     for i in range(box.count()):
-        if box.itemData(i) == value:
+        data = box.itemData(i)
+        if data == value or (box.isEditable() and value is not None and str(data) == str(value)):
             box.setCurrentIndex(i)
             return
     if box.isEditable():
@@ -139,11 +141,12 @@ class SectionEditors:
             scaled = spec.scale != 1.0
             spin = QSpinBox() if annotation is int and not scaled else QDoubleSpinBox()
             if isinstance(spin, QDoubleSpinBox):
-                spin.setDecimals(0 if scaled else 2)
+                spin.setDecimals(0 if scaled else 1 if spec.unit in ("s", "per s", "°", "dB", "Hz", "levels") else 2)
                 spin.setSingleStep(5 if scaled else 0.05)
             spin.setRange(low * spec.scale if low is not None else -1_000_000, high * spec.scale if high is not None else 1e9)
             if spec.unit:
                 spin.setSuffix(f" {spec.unit}")
+            spin.setSpecialValueText(spec.special)
             return spin
         if annotation is str and spec.multiline:
             edit = QPlainTextEdit()

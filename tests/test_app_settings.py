@@ -340,6 +340,14 @@ def test_pages_show_labels_units_and_help_under_each_field(qtbot, dialog):
     assert "Server timeout" in texts and not any("_" in t and " " not in t for t in texts if t)
     volume = dialog.forms["tts"].editors["volume"]
     assert volume.value() == 100 and volume.suffix() == " %"
+    threads = dialog.forms["llm"].editors["n_threads"]
+    assert threads.value() == 0 and threads.text() == "Automatic"  # 0 means "choose for me", and says so
+    gpu = dialog.forms["llm"].editors["n_gpu_layers"]
+    gpu.setValue(-1)
+    assert gpu.text() == "All layers" and dialog.collect()[0]["llm"]["n_gpu_layers"] == -1
+    qtbot.waitUntil(lambda: "Looking" not in dialog.device_status.text(), timeout=20000)
+    camera = dialog.forms["camera"].editors["device"]
+    assert camera.currentText() == "First camera (0)" and dialog.collect()[0]["camera"]["device"] == 0
     server = dialog.forms["llm"].editors["remote_url"]
     assert not server.isEnabled()  # the server's fields wait until the model runs on a server
     _choose(dialog.forms["llm"].editors["backend"], "remote")
