@@ -67,6 +67,11 @@ class ToolsPage(QWidget):
         for column, width in ((3, 110), (4, 150)):  # "No: why" is elided; its tooltip has it all
             header.setSectionResizeMode(column, QHeaderView.ResizeMode.Fixed)
             header.resizeSection(column, width)
+        self.search = QLineEdit()
+        self.search.setPlaceholderText("Find a tool by name, description or server")
+        self.search.setAccessibleName("Find a tool")
+        self.search.setClearButtonEnabled(True)
+        self.search.textChanged.connect(self.filter)
         self.status = QLabel("Looking up the tools…")
         self.status.setWordWrap(True)
         self.status.setAccessibleName("Tools status")
@@ -83,6 +88,7 @@ class ToolsPage(QWidget):
                        "Changes apply as soon as you save.")
         intro.setWordWrap(True)
         layout.addWidget(intro)
+        layout.addWidget(self.search)
         layout.addWidget(self.table, 1)
         layout.addWidget(self.status)
         layout.addWidget(QLabel("Folders the file tools may read and write:"))
@@ -118,6 +124,19 @@ class ToolsPage(QWidget):
             self.levels[name] = box
         mcp = len({row["source"] for row in rows if row["source"] != "built-in"})
         self.status.setText(problem or f"{len(rows)} tools, {mcp} MCP server(s) answering.")
+        self.filter(self.search.text())
+
+    def filter(self, text: str) -> list[str]:
+        """Show only the tools whose name, description or source contains `text`; returns their names."""
+        words = text.lower().split()
+        shown = []
+        for position, row in enumerate(self.rows):
+            haystack = f"{row['name']} {row['description']} {row['source']}".lower()
+            match = all(word in haystack for word in words)
+            self.table.setRowHidden(position, not match)
+            if match:
+                shown.append(row["name"])
+        return shown
 
     def set_level(self, tool: str, level: str) -> None:
         """Choose a tool's permission (as a click on its dropdown would)."""

@@ -431,6 +431,12 @@ def test_tools_page_lists_every_tool_and_a_permission_applies_at_once(qtbot, tmp
         assert dialog.tools.levels["open"].currentText() == "Ask first (default)"
         assert dialog.tools.levels["run_shell_command"].currentData() == "off"
         assert "2 MCP" not in dialog.tools.status.text() and "1 MCP server(s)" in dialog.tools.status.text()
+        assert set(dialog.tools.filter("echo")) == {n for n in rows if n.startswith("echo__")}  # by server too
+        assert dialog.tools.filter("clipboard") == ["read_clipboard", "write_clipboard"]
+        assert table.isRowHidden(list(rows).index("calculate"))
+        qtbot.keyClicks(dialog.tools.search, "x")
+        dialog.tools.search.clear()
+        assert not any(table.isRowHidden(r) for r in range(table.rowCount()))
         dialog.tools.set_level("calculate", "off")
         dialog.tools.set_level("echo__add", "allow")
         with qtbot.waitSignal(dialog.settings_saved) as saved:
