@@ -230,3 +230,30 @@ def test_voice_matching_can_be_turned_off(session):
     settings.conversation.voice_matching = False
     pipeline, _, _, _ = session(np.zeros(1600, np.float32), settings)
     assert pipeline.voice_profile is None and pipeline.recognizer._on_audio is None
+
+
+def test_an_answer_to_an_open_question_is_scored_against_the_enrolled_voice(session):
+    # Not over Venus: an answer to a question she asked ("yes" to a task) is scored too while one is open,
+    # since whose voice says yes decides whether it counts (docs/SECURITY.md); other turns are not scored.
+    user_1 = espeak("Hello, I would like some help with my calendar for the coming week.")
+    other_yes = espeak("Yes, go ahead and do it right now please.", voice="en-us+f4")
+    user_yes = espeak("Yes, go ahead and do it right now please.")
+    gap = np.zeros(int(1.5 * 16000), np.float32)
+    mic = np.concatenate([pad(user_1, 0.5, 1.5), gap, other_yes, gap, user_yes, gap])
+    settings = Settings()
+    settings.audio.echo_cancellation, settings.audio.echo_guard = False, False
+    pipeline, timeline, source, _ = session(mic, settings)
+    asking = threading.Event()
+    pipeline.wants_voice_score = asking.is_set
+    first_final = threading.Event()
+    timeline.subscribe(lambda e: first_final.set() if e.kind == Kind.ASR_FINAL else None)
+    pipeline.start()
+    assert first_final.wait(30)
+    asking.set()  # Venus asked "May I ...? Say yes or no." and waits for the answer
+    assert source.finished.wait(60) and pipeline.wait_idle(30)
+    finals = [f for f in timeline.events(kinds=[Kind.ASR_FINAL]) if f.text]
+    assert len(finals) == 3, [f.text for f in finals]
+    assert finals[0].speaker_similarity is None  # the enrolment turn, before any question
+    other_score, user_score = finals[1].speaker_similarity, finals[2].speaker_similarity
+    assert other_score is not None and user_score is not None
+    assert other_score < 0.2 < 0.5 < user_score, (other_score, user_score)  # measured 0.03 and 0.90
