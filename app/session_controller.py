@@ -104,6 +104,8 @@ class SessionController:
 
         before, self.settings = self.settings, settings
         later = needs_restart(before, settings)
+        if before.conversation.assistant_name != settings.conversation.assistant_name:
+            later.append("her name")  # the window shows it at once; the runtime primes speech recognition with it
         if later:
             seconds = self.reload(settings, before)
             if seconds is not None:

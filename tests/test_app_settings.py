@@ -639,5 +639,12 @@ def test_a_model_change_reloads_the_running_engine_on_the_same_conversation(qtbo
         ends = len(timeline.events(kinds=[Kind.ASSISTANT_TURN_END]))
         controller.send_text("What time is it?")
         qtbot.waitUntil(lambda: len(timeline.events(kinds=[Kind.ASSISTANT_TURN_END])) > ends, timeout=30000)
+
+        renamed = controller.settings.model_copy(deep=True)
+        renamed.conversation.assistant_name = "Vega"
+        controller.apply_settings(renamed)  # the runtime listens for her name over her voice: it gets the new one
+        assert controller.runtime.settings.conversation.assistant_name == "Vega"
+        notice = [e for e in timeline.events() if getattr(e, "code", "") == "settings-saved"][-1]
+        assert notice.text.startswith("Settings saved; Venus reloaded her name in")
     finally:
         controller.close()
