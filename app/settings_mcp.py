@@ -38,6 +38,7 @@ from app.secrets import (
     secret_ref,
 )
 from app.settings_pages import button as _button
+from app.settings_pages import describe_tools_offline
 from engine.errors import SecretError
 from engine.secrets import MIN_SECRET_LENGTH, PROCESS_REDACTOR, Redactor, looks_secret, plaintext_warning
 
@@ -399,7 +400,8 @@ class McpPage(QWidget):
         try:
             spec = self.parsed()[server]
             if "command" not in spec:
-                raise ValueError("only stdio servers (with a command) can be tested here")
+                self.test_finished.emit(server, *_test_by_url(server, spec))
+                return
             raw_env = spec.get("env", {})
             server_env = self._env_for(raw_env)
             for key, value in server_env.items():
@@ -426,6 +428,19 @@ class McpPage(QWidget):
 
     def _show_test(self, server: str, ok: bool, message: str) -> None:
         self.result.setText(("✔ " if ok else "✘ ") + message)
+
+
+def _test_by_url(server: str, spec: dict[str, Any]) -> tuple[bool, str]:
+    """Connect to an HTTP server as a session would (a throwaway harness) and count the tools it lists."""
+    from engine.settings import HarnessSettings
+
+    notices: list[str] = []
+    rows = describe_tools_offline(HarnessSettings(mcp_servers={server: spec}), MCP_TEST_TIMEOUT_S, notices)
+    tools = [row["name"] for row in rows if row["source"] == f"MCP server {server}"]
+    if tools:
+        return True, f"{server} answered with {len(tools)} tool(s): {', '.join(t.split('__', 1)[-1] for t in tools)}"
+    said = [text for text in notices if server in text]
+    return False, said[-1] if said else f"{server} listed no tools within {MCP_TEST_TIMEOUT_S:.0f} s"
 
 
 def _no_answer(server: str, proc: subprocess.CompletedProcess[str]) -> str:

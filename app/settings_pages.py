@@ -165,13 +165,19 @@ class ToolsPage(QWidget):
         return permissions, folders, problems
 
 
-def describe_tools_offline(settings: Any, wait_s: float = MCP_LIST_TIMEOUT_S) -> list[dict[str, Any]]:
+def describe_tools_offline(settings: Any, wait_s: float = MCP_LIST_TIMEOUT_S,
+                           notices: list[str] | None = None) -> list[dict[str, Any]]:
     """The tools a session with these harness settings would have, from a throwaway Harness (as `venus tools`
-    does): its task store is a scratch file, so nobody's unfinished work is resumed or reported."""
+    does): its task store is a scratch file, so nobody's unfinished work is resumed or reported. The harness's
+    notices (a server that failed to start, and why) are added to `notices`."""
     from harness import Harness
 
+    def emit(event: Any) -> None:
+        if notices is not None and getattr(event, "text", ""):
+            notices.append(event.text)
+
     with tempfile.TemporaryDirectory(prefix="venus-tools-") as scratch:
-        harness = Harness(settings, lambda event: None, store_path=Path(scratch) / "tasks.db")
+        harness = Harness(settings, emit, store_path=Path(scratch) / "tasks.db")
         try:
             harness.wait_mcp_started(wait_s)
             return harness.describe_tools()

@@ -648,3 +648,32 @@ def test_a_model_change_reloads_the_running_engine_on_the_same_conversation(qtbo
         assert notice.text.startswith("Settings saved; Venus reloaded her name in")
     finally:
         controller.close()
+
+
+def test_mcp_test_button_reaches_a_server_by_url(qtbot, dialog):
+    import socket
+    import subprocess
+
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    server = subprocess.Popen([sys.executable, str(ECHO_SERVER), "--http", str(port)], stdout=subprocess.DEVNULL,
+                              stderr=subprocess.DEVNULL)
+    try:
+        def listening() -> bool:
+            with socket.socket() as s:
+                return s.connect_ex(("127.0.0.1", port)) == 0
+
+        qtbot.waitUntil(listening, timeout=30000)
+        dialog.mcp.add_server("web", {"url": f"http://127.0.0.1:{port}/mcp"})
+        with qtbot.waitSignal(dialog.mcp.test_finished, timeout=30000) as passed:
+            qtbot.mouseClick(dialog.mcp.test_button, Qt.MouseButton.LeftButton)
+        assert passed.args[:2] == ["web", True] and "answered with 5 tool(s)" in passed.args[2], passed.args
+        assert "add" in passed.args[2] and "echo" in passed.args[2]
+    finally:
+        server.terminate()
+        server.wait(timeout=10)
+    dialog.mcp.add_server("gone", {"url": f"http://127.0.0.1:{port}/mcp"})
+    with qtbot.waitSignal(dialog.mcp.test_finished, timeout=60000) as failed:
+        dialog.mcp.test_server("gone")
+    assert failed.args[1] is False and "could not start" in failed.args[2], failed.args
