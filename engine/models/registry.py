@@ -142,7 +142,19 @@ def get_entry(model_id: str) -> ModelEntry:
         if e.id == model_id:
             return e
     known = ", ".join(e.id for e in all_entries())
+    if _in_catalog(model_id):
+        raise ModelNotFound(f"model {model_id!r} is in the catalog but not downloaded",
+                            fix=f"run `venus models get {model_id}` (or choose one of: {known})")
     raise ModelNotFound(f"no model with id {model_id!r}", fix=f"choose one of: {known}, or `venus models import PATH`")
+
+
+def _in_catalog(model_id: str) -> bool:
+    try:
+        from engine.models.catalog import load_catalog
+
+        return any(m.id == model_id for m in load_catalog().models)
+    except Exception:  # a broken catalog must not hide the real error: the model is missing
+        return False
 
 
 def tool_calls_capability(model: str) -> bool | None:
@@ -186,6 +198,11 @@ def remember_sha256(path: Path, digest: str) -> None:
         stamp.write_text(f"{key} {digest}\n")
     except OSError:
         pass
+
+
+def known_sha256(path: Path) -> str:
+    """sha256 of a file, from the stamp beside it when the file has not changed since (hashed otherwise)."""
+    return _cached_sha256(path)
 
 
 def _cached_sha256(path: Path) -> str:
