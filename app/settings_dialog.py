@@ -100,8 +100,8 @@ class SettingsDialog(QDialog):
 
     `tools` is the running session's `Harness.describe_tools()`; without it the list comes from a throwaway
     harness on a worker thread. `reloads_live` says the controller reopens the engine itself when a saved change
-    needs it (SessionController.apply_settings does); otherwise such a change offers "Restart Venus", which
-    calls `restart` (by default: quit and start the app again; tests pass their own).
+    needs it, as SessionController.apply_settings (what `venus` runs) does; with False such a change offers
+    "Restart Venus", which calls `restart` (by default: quit and start the app again; tests pass their own).
     """
 
     settings_saved = Signal(object)  # the saved Settings
@@ -113,7 +113,7 @@ class SettingsDialog(QDialog):
 
     def __init__(self, settings: Settings, parent: QWidget | None = None, settings_path: Path | None = None,
                  tools: list[dict[str, Any]] | None = None, restart: Callable[[], None] | None = None,
-                 reloads_live: bool = False) -> None:
+                 reloads_live: bool = True) -> None:
         super().__init__(parent)
         self.setWindowTitle("Settings")
         self.setAccessibleName("Settings")

@@ -499,6 +499,7 @@ def test_mcp_servers_as_a_form_with_import_and_export(qtbot, dialog, tmp_path):
 
 
 def test_a_model_change_offers_one_restart_action(qtbot, dialog):
+    dialog.reloads_live = False  # a controller that cannot reopen the engine itself
     dialog.forms["llm"].editors["n_ctx"].setValue(8192)
     dialog.forms["tts"].editors["rate"].setValue(1.2)
     dialog.show()
