@@ -428,6 +428,10 @@ class SettingsDialog(QDialog):
             raw[section].update(form.values())
         raw["tts"] = self._tts_values()
         permissions, folders, problems = self.tools.values()
+        speech_model, language = str(raw["asr"]["model"]), raw["asr"]["language"]
+        if language != "en" and speech_model.endswith(("-en", ".en")):
+            problems.append(f"asr.language: the speech model {speech_model} understands English only; "
+                            "choose English or a multilingual speech model on the Models page")
         raw["harness"]["permissions"] = permissions
         raw["harness"]["allowed_folders"] = folders
         try:

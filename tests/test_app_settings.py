@@ -373,6 +373,9 @@ def test_choices_are_populated_with_the_current_values_selected(qtbot, dialog):
     dialog.select_voice("espeak", "de")
     raw, problems = dialog.collect()
     assert problems == [] and (raw["tts"]["engine"], raw["tts"]["voice"]) == ("espeak", "de")
+    _choose(dialog.forms["asr"].editors["language"], "de")
+    assert not dialog.save()  # whisper-tiny-en hears English only: said before anything is written
+    assert "whisper-tiny-en understands English only" in dialog.error.text() and dialog.current_page() == "General"
 
 
 def test_voice_preview_speaks_the_chosen_voice(qtbot, dialog):
