@@ -56,6 +56,9 @@ class Controller(Protocol):
     def apply_settings(self, settings: Settings) -> None:
         """Apply changed settings without a restart where the part allows it."""
 
+    def describe_tools(self) -> list[dict] | None:
+        """The running harness's tools for Settings → Tools (`Harness.describe_tools()` rows); None without one."""
+
     def close(self) -> None:
         """Release devices and threads; called once when the window quits."""
 
@@ -177,6 +180,10 @@ class TimelineController:
         self.timeline = (self.store.open_conversation(conversation_id) if conversation_id
                          else self.store.new_conversation())
         return self.timeline
+
+    def describe_tools(self) -> list[dict] | None:
+        """No harness runs here: Settings lists the tools from a throwaway one."""
+        return None
 
     def close(self) -> None:
         """Nothing to release (the store belongs to whoever opened it)."""

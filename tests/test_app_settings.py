@@ -458,6 +458,7 @@ def test_tools_page_lists_every_tool_and_a_permission_applies_at_once(qtbot, tmp
 
 
 def test_tools_page_without_a_session_asks_a_throwaway_harness(qtbot, dialog):
+    assert TimelineController().describe_tools() is None  # no harness: the dialog gets tools=None
     qtbot.waitUntil(lambda: bool(dialog.tools.levels), timeout=30000)
     assert {"calculate", "open", "run_shell_command"} <= set(dialog.tools.levels)
     assert "tools, 0 MCP server(s)" in dialog.tools.status.text()
