@@ -257,6 +257,44 @@ def test_the_probe_measures_an_installed_model_and_the_catalog_shows_it(local_ca
     assert row.to_json()["probe"]["value"] == result.value
 
 
+def test_a_speech_model_and_a_voice_install_as_folders_the_pipeline_loads(server, tmp_path, monkeypatch) -> None:
+    """A faster-whisper folder of four files and a Piper voice pair: staged, format-checked, resolved, probed."""
+    from engine.errors import ModelNotFound
+
+    try:
+        whisper, voice = resolve("whisper-tiny-en", "asr"), resolve("piper-en-us-joe-medium", "tts")
+    except ModelNotFound as exc:
+        pytest.skip(f"the default speech models are not installed ({exc}); run `venus models install`")
+    base, served = server
+    sources = [*(whisper / n for n in ("config.json", "model.bin", "tokenizer.json", "vocabulary.txt")),
+               voice, voice.with_name(voice.name + ".json")]
+    for source in sources:
+        served.files[f"/{source.name}"] = source.read_bytes()
+    formats = {".json": "json", ".bin": "ctranslate2", ".txt": "text", ".onnx": "onnx"}
+
+    def files(folder: str, names: list[Path]) -> list[dict]:
+        return [{"name": f"{folder}/{n.name}", "url": f"{base}/{n.name}", "sha256": None,
+                 "size_bytes": n.stat().st_size, "format": formats[n.suffix]} for n in names]
+
+    common = {"publisher": "test", "license": {"spdx": "MIT", "url": "https://opensource.org/license/mit"},
+              "ram_bytes": 200_000_000, "vram_bytes": 0, "languages": ["en"], "good_at": "tests"}
+    path = tmp_path / "catalog.json"
+    path.write_text(json.dumps({"schema": 1, "models": [
+        {"id": "ears", "kind": "asr", "title": "Test whisper", "files": files("ears", sources[:4]), **common},
+        {"id": "voice", "kind": "tts", "title": "Test voice", "files": files("piper", sources[4:]), **common},
+    ]}))
+    monkeypatch.setenv("VENUS_MODELS_DIR", str(tmp_path / "models"))
+    catalog = load_catalog(path)
+    ears, mouth = get_model(catalog.get("ears"), options=FAST), get_model(catalog.get("voice"), options=FAST)
+    assert resolve("ears", "asr") == tmp_path / "models" / "ears", "an ASR model resolves to its folder"
+    assert resolve("voice", "tts") == tmp_path / "models" / "piper" / voice.name
+    for entry in (ears, mouth):
+        result = run_probe(entry, threads=1)
+        assert result.metric == "real_time_factor" and 0 < result.value < 5, result
+        assert read_probe(entry) == result
+    assert (tmp_path / "models" / "ears" / ".probe.json").exists(), "the probe is kept beside the model"
+
+
 # --- advice -------------------------------------------------------------------------------------------------------
 
 

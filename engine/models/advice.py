@@ -187,13 +187,14 @@ def advise(catalog: Catalog | None = None, machine: MachineFacts | None = None, 
 
     `installed` is the set of installed ids (default: asked of the registry); installed models show their probe.
     """
-    from engine.models.get import is_installed
+    from engine.models.get import installed_ids
 
     catalog = catalog or load_catalog()
     machine = machine or MachineFacts.this()
+    installed = installed_ids() if installed is None else installed
     rows = []
     for entry in catalog.models:
-        here = is_installed(entry.id) if installed is None else entry.id in installed
+        here = entry.id in installed
         fit, reason, on_gpu = judge(entry, machine, installed=here)
         rows.append(Advice(entry, fit, reason, on_gpu, here, False,
                            expected_tokens_per_s(entry, machine, on_gpu=on_gpu), _probe_of(entry.id) if here else None))

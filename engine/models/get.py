@@ -25,6 +25,7 @@ from engine.models.download import DownloadOptions, download
 from engine.models.registry import (
     ModelEntry,
     add_user_entry,
+    all_entries,
     get_entry,
     known_sha256,
     remember_sha256,
@@ -48,10 +49,16 @@ def staging_dir(model_id: str, root: Path | None = None) -> Path:
 
 def is_installed(model_id: str) -> bool:
     """True when the registry knows the model and its files are present with the right sizes."""
+    return model_id in installed_ids()
+
+
+def installed_ids() -> set[str]:
+    """Ids of every registered model whose files are present with the right sizes (no hashing)."""
     try:
-        return not verify(get_entry(model_id), full=False)
-    except VenusError:
-        return False
+        entries = all_entries()
+    except VenusError:  # a broken user index: `venus models list` reports it; nothing counts as installed
+        return set()
+    return {e.id for e in entries if not verify(e, full=False)}
 
 
 def get_model(entry: CatalogEntry, *, root: Path | None = None, progress: FileProgress | None = None,
