@@ -19,11 +19,11 @@ from pathlib import Path
 import httpx
 import pytest
 
-from engine.errors import ConfigError, DownloadError, ModelCorrupt
+from engine.errors import ConfigError, DownloadError, ModelCorrupt, ModelNotFound
 from engine.models.advice import Fit, MachineFacts, advise, judge
 from engine.models.catalog import CATALOG_ENV, CatalogKind, load_catalog
 from engine.models.download import DownloadCancelled, DownloadOptions
-from engine.models.get import get_model, is_installed, staging_dir
+from engine.models.get import entries_to_get, get_model, is_installed, staging_dir
 from engine.models.probe import probe_file, read_probe, run_probe
 from engine.models.registry import get_entry, resolve, tool_calls_capability, verify
 
@@ -34,8 +34,6 @@ FAST = DownloadOptions(backoff_s=0.01, chunk_bytes=1 << 20)
 @pytest.fixture(scope="module")
 def smol_gguf() -> bytes:
     """The default LLM's GGUF (SmolLM2 135M, 98 MB), as Venus installs it: a real model file to serve."""
-    from engine.errors import ModelNotFound
-
     try:
         return resolve("smollm2-135m-instruct-q4_1", "llm").read_bytes()
     except ModelNotFound as exc:
@@ -167,6 +165,16 @@ def test_the_shipped_catalog_is_valid_and_well_formed() -> None:
     assert any(m.kind == CatalogKind.ASR and len(m.languages) > 1 for m in catalog.models), "a multilingual whisper"
 
 
+def test_a_multimodal_model_is_fetched_with_its_projector(tmp_path, monkeypatch) -> None:
+    monkeypatch.setenv("VENUS_MODELS_DIR", str(tmp_path / "models"))
+    catalog = load_catalog(Path(__file__).parent.parent / "engine" / "models" / "catalog.json")
+    vision = next(m for m in catalog.models if m.projector)
+    assert [e.id for e in entries_to_get(catalog, vision.id)] == [vision.id, vision.projector]
+    assert [e.id for e in entries_to_get(catalog, "whisper-base-en")] == ["whisper-base-en"]
+    with pytest.raises(ModelNotFound, match="venus models catalog"):
+        entries_to_get(catalog, "no-such-model")
+
+
 @pytest.mark.parametrize(("change", "message"), [
     (lambda m: m.append(dict(m[0])), "duplicate ids"),
     (lambda m: m[0]["files"][0].update(url="http://huggingface.co/x.gguf"), "must be an https:// URL"),
@@ -259,8 +267,6 @@ def test_the_probe_measures_an_installed_model_and_the_catalog_shows_it(local_ca
 
 def test_a_speech_model_and_a_voice_install_as_folders_the_pipeline_loads(server, tmp_path, monkeypatch) -> None:
     """A faster-whisper folder of four files and a Piper voice pair: staged, format-checked, resolved, probed."""
-    from engine.errors import ModelNotFound
-
     try:
         whisper, voice = resolve("whisper-tiny-en", "asr"), resolve("piper-en-us-joe-medium", "tts")
     except ModelNotFound as exc:

@@ -112,15 +112,12 @@ def _catalog(args: argparse.Namespace) -> int:
 def _get(args: argparse.Namespace) -> int:
     from engine.models.catalog import load_catalog
     from engine.models.download import text_progress
-    from engine.models.get import get_model, is_installed, staging_dir
+    from engine.models.get import entries_to_get, get_model, staging_dir
     from engine.models.probe import can_probe, run_probe
 
     _use_catalog(args)
     catalog = load_catalog()
-    wanted = [catalog.get(args.id)]
-    if wanted[0].projector and not is_installed(wanted[0].projector):
-        wanted.append(catalog.get(wanted[0].projector))  # a multimodal model is no use without its projector
-    wanted = [e for e in wanted if args.force or not is_installed(e.id)]
+    wanted = entries_to_get(catalog, args.id, force=args.force)  # a multimodal model comes with its projector
     if not wanted:
         print(f"{args.id} is already installed (`venus models get {args.id} --force` downloads it again)")
         return 0
@@ -160,10 +157,15 @@ def _get(args: argparse.Namespace) -> int:
                 current.clear()
         print(f"installed {entry.id} at {entry.primary} ({e.license.spdx})")
         if can_probe(entry.kind) and not args.no_probe:
-            print(f"speed on this machine: {run_probe(entry).describe()}")
-    setting = {"llm": "llm.model", "asr": "asr.model", "tts": "tts.voice"}.get(wanted[0].kind.value)
-    if wanted[0].projector:
-        setting = f"camera.multimodal_model (and camera.multimodal_projector to {wanted[0].projector})"
+            try:
+                print(f"speed on this machine: {run_probe(entry).describe()}")
+            except Exception as exc:  # the model is installed; only the measurement failed (e.g. out of memory)
+                print(f"speed not measured ({exc}); the model is installed, "
+                      "`venus models catalog` shows its expected speed", file=sys.stderr)
+    first = catalog.get(args.id)
+    setting = {"llm": "llm.model", "asr": "asr.model", "tts": "tts.voice"}.get(first.kind.value)
+    if first.projector:
+        setting = f"camera.multimodal_model (and camera.multimodal_projector to {first.projector})"
     if setting:
         print(f"to use it, set {setting} to {args.id} in Settings")
     return 0

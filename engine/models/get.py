@@ -20,7 +20,7 @@ from pathlib import Path
 
 from engine import paths
 from engine.errors import ModelCorrupt, VenusError
-from engine.models.catalog import CatalogEntry, CatalogFile, FileFormat
+from engine.models.catalog import Catalog, CatalogEntry, CatalogFile, FileFormat
 from engine.models.download import DownloadOptions, download
 from engine.models.registry import (
     ModelEntry,
@@ -59,6 +59,15 @@ def installed_ids() -> set[str]:
     except VenusError:  # a broken user index: `venus models list` reports it; nothing counts as installed
         return set()
     return {e.id for e in entries if not verify(e, full=False)}
+
+
+def entries_to_get(catalog: Catalog, model_id: str, *, force: bool = False) -> list[CatalogEntry]:
+    """What `get` must fetch for a model: it, and its projector when it is multimodal; installed ones left out
+    unless `force`. ModelNotFound for an id the catalog lacks."""
+    entry = catalog.get(model_id)
+    wanted = [entry] + ([catalog.get(entry.projector)] if entry.projector else [])
+    installed = installed_ids()
+    return [e for e in wanted if (force and e is entry) or e.id not in installed]
 
 
 def get_model(entry: CatalogEntry, *, root: Path | None = None, progress: FileProgress | None = None,
