@@ -109,7 +109,8 @@ class ToolsPage(QWidget):
         self.table.setRowCount(len(rows))
         for position, row in enumerate(rows):
             name = row["name"]
-            cells = [name, row["description"].split("\n", 1)[0], row["source"],
+            what = row["description"].removeprefix(f"[{row['source']}] ").split("\n", 1)[0]  # the source has a column
+            cells = [name, what, row["source"],
                      "Yes" if row["available"] else f"No: {row['why']}"]
             for column, text in enumerate(cells):
                 item = QTableWidgetItem(text)

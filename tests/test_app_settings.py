@@ -428,7 +428,7 @@ def test_tools_page_lists_every_tool_and_a_permission_applies_at_once(qtbot, tmp
         table = dialog.tools.table
         rows = {table.item(r, 0).text(): [table.item(r, c).text() for c in range(1, 4)] for r in range(table.rowCount())}
         assert rows["calculate"][1:] == ["built-in", "Yes"] and rows["calculate"][0].startswith("Evaluate")
-        assert rows["echo__add"][1] == "MCP server echo" and "Add two integers" in rows["echo__add"][0]
+        assert rows["echo__add"][:2] == ["Add two integers.", "MCP server echo"]
         for row in controller.describe_tools():  # availability on this machine, with the reason when not
             assert rows[row["name"]][2] == ("Yes" if row["available"] else f"No: {row['why']}")
         assert dialog.tools.levels["open"].currentText() == "Ask first (default)"
@@ -516,18 +516,28 @@ def test_a_model_change_offers_one_restart_action(qtbot, dialog):
     assert dialog.restart.count == 1 and not dialog.isVisible()
 
 
-def test_settings_pages_screenshots(qtbot, dialog, tmp_path):
+def test_settings_pages_screenshots(qtbot, tmp_path, monkeypatch):
     """Every page rendered under the test display; VENUS_UPDATE_SCREENSHOT=1 (or a missing file) writes docs/."""
     from PySide6.QtGui import QImage
     from PySide6.QtWidgets import QApplication
 
     from app.theme import apply_theme
 
+    monkeypatch.setenv("VENUS_CONFIG_DIR", str(tmp_path / "config"))
+    monkeypatch.setenv("VENUS_DATA_DIR", str(tmp_path / "data"))
     apply_theme(QApplication.instance(), "light")  # the same look whichever test changed the theme before
+    settings = Settings()
+    settings.harness.mcp_servers = {"echo": {"command": sys.executable, "args": [str(ECHO_SERVER)]}}
+    dialog = SettingsDialog(settings, settings_path=tmp_path / "settings.json", restart=Restarts())
+    qtbot.addWidget(dialog)
     voice = dialog.forms["tts"].editors["voice"]
-    qtbot.waitUntil(lambda: bool(dialog.tools.levels) and voice.count() > 1, timeout=30000)
+    qtbot.waitUntil(lambda: bool(dialog.tools.levels) and voice.count() > 1, timeout=60000)
+    assert any(name.startswith("echo__") for name in dialog.tools.levels)  # the server's tools are listed
     qtbot.waitUntil(lambda: "Looking" not in dialog.device_status.text(), timeout=20000)
-    dialog.mcp.add_server("files", {"command": "mcp-files", "args": ["--root", "~/Documents"]})
+    dialog.mcp.editor.setPlainText(json.dumps({  # as a reader would write them, without this machine's paths
+        "echo": {"command": "python3", "args": ["mcp_echo_server.py"]},
+        "files": {"command": "npx", "args": ["-y", "@modelcontextprotocol/server-filesystem", "~/Documents"],
+                  "env": {"LOG_LEVEL": "info"}}}, indent=2))
     dialog.resize(900, 650)
     dialog.show()
     folder = ROOT / "docs" / "screenshots"
