@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import shutil
 import subprocess
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 from enum import StrEnum
 from pathlib import Path
 
@@ -111,7 +111,6 @@ class Advice:
     recommended: bool = False  # the one suggested for its kind on this machine
     expected_tokens_per_s: float | None = None  # LLMs: from memory bandwidth, before any probe
     probe: ProbeResult | None = None  # measured after download, when it has run
-    extra: dict = field(default_factory=dict)
 
     @property
     def speed(self) -> SpeedClass | None:

@@ -70,15 +70,15 @@ def entries_to_get(catalog: Catalog, model_id: str, *, force: bool = False) -> l
     return [e for e in wanted if (force and e is entry) or e.id not in installed]
 
 
-def get_model(entry: CatalogEntry, *, root: Path | None = None, progress: FileProgress | None = None,
-              cancel: threading.Event | None = None, options: DownloadOptions | None = None) -> ModelEntry:
+def get_model(entry: CatalogEntry, *, progress: FileProgress | None = None, cancel: threading.Event | None = None,
+              options: DownloadOptions | None = None) -> ModelEntry:
     """Download, check and register one catalog model; returns its registry entry.
 
     Raises DownloadError (network, wrong hash), DownloadCancelled (`cancel` was set; partial files kept to
     resume) or ModelCorrupt (wrong size or format; the bad file is deleted). KeyboardInterrupt passes through and
     leaves the partial file to resume too.
     """
-    root = root or paths.models_dir()
+    root = paths.models_dir()  # where the registry's index says the files are
     staging = staging_dir(entry.id, root)
     staged: list[tuple[CatalogFile, Path, str]] = []
     for f in entry.files:
