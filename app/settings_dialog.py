@@ -194,7 +194,7 @@ class SettingsDialog(QDialog):
         self.tone_button.clicked.connect(self.play_test_tone)
         self.preview_button = QPushButton("Preview voice")
         self.preview_button.setAccessibleName("Speak a sentence in the chosen voice")
-        self.preview_button.clicked.connect(self.preview_voice)
+        self.preview_button.clicked.connect(lambda: self.preview_voice())  # not `checked` as `play`
         self.voice_status = QLabel()
         self.voice_status.setWordWrap(True)
         self.voice_status.setAccessibleName("Voice preview result")
