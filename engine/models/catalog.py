@@ -4,6 +4,10 @@ Each entry names its files with the publisher's download URL, a size (exact when
 otherwise), the licence, the memory it needs, its languages and what it is good at. `venus models get ID`
 (engine.models.get) installs an entry into the models folder under the same id, so the registry resolves it
 like a shipped model and settings such as `llm.model` can name it.
+
+For a UI: `engine.models.advice.advise()` gives one `Advice` row per entry (fit, reason, recommended, installed,
+speed); `engine.models.get.entries_to_get()` then `get_model(entry, progress=..., cancel=event)` on a worker
+thread installs one; `engine.models.probe.run_probe()` measures it afterwards.
 """
 
 from __future__ import annotations
