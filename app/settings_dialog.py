@@ -218,6 +218,17 @@ class SettingsDialog(QDialog):
             "audio.output_device": self._row(self.tone_button),
             "tts.voice": self._row(self.preview_button, self.voice_status),
         }
+        models = FormGroup("Add a model")
+        models.form.addRow(self.models)
+        self._above = {  # pages filled by a widget of their own (no scrolling: the table or list scrolls)
+            "Tools": [self.tools],
+            "MCP servers": [help_label("Servers give Venus more tools. Their tools ask before each use unless you "
+                                       "allow them; secret values live in the OS keyring."), self.mcp],
+        }
+        self._below = {
+            "Audio devices": [self.device_status], "Models": [models], "API keys": [self.api_keys],
+            "Camera": [self._row(self.camera_button, self.camera_status), self.vision_mode],
+        }
         self.devices_found.connect(self._fill_devices)
         self.choices_found.connect(self._fill_choices)
         self.check_finished.connect(self._show_check)
@@ -242,35 +253,22 @@ class SettingsDialog(QDialog):
         return box
 
     def _page(self, title: str, groups: list) -> QWidget:
-        extras = self._extras
+        """One page: its own widgets above (a table or list that fills the page) or below its groups of fields."""
         content = QWidget()
         layout = QVBoxLayout(content)
-        if title == "Tools":
-            layout.addWidget(self.tools, 1)
+        fills = title in self._above
+        for widget in self._above.get(title, []):
+            layout.addWidget(widget, 1 if isinstance(widget, ToolsPage | McpPage) else 0)
         for group_title, fields in groups:
             group = FormGroup(group_title)
             for spec in fields:
-                group.add_field(spec, self.forms[spec.section].editors[spec.name], extras.get(spec.key))
+                group.add_field(spec, self.forms[spec.section].editors[spec.name], self._extras.get(spec.key))
             layout.addWidget(group)
-        if title == "Audio devices":
-            layout.addWidget(self.device_status)
-        if title == "Models":
-            group = FormGroup("Add a model")
-            group.form.addRow(self.models)
-            layout.addWidget(group)
-        if title == "Camera":
-            layout.addWidget(self._row(self.camera_button, self.camera_status))
-            layout.addWidget(self.vision_mode)
-        if title == "MCP servers":
-            layout.addWidget(help_label("Servers give Venus more tools. Their tools ask before each use unless you "
-                                        "allow them; secret values live in the OS keyring."))
-            layout.addWidget(self.mcp, 1)
-        if title == "API keys":
-            layout.addWidget(self.api_keys)
-        if title not in ("Tools", "MCP servers"):
-            layout.addStretch(1)
-        if title in ("Tools", "MCP servers"):  # these fill the page with a table or list of their own
+        for widget in self._below.get(title, []):
+            layout.addWidget(widget)
+        if fills:
             return content
+        layout.addStretch(1)
         scroll = QScrollArea()
         scroll.setWidgetResizable(True)
         scroll.setFrameShape(QFrame.Shape.NoFrame)
