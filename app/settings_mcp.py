@@ -263,12 +263,12 @@ class McpPage(QWidget):
             return
         renamed = {(name if key == old else key): (spec if key == old else value) for key, value in servers.items()}
         if renamed != servers:
-            self._syncing = True
+            self._syncing = True  # the JSON follows the form; reloading the form now would move the typing cursor
             self.editor.setPlainText(json.dumps(renamed, indent=2))
-            self._syncing = False
             if name != old:
                 item.setText(name)
-            self._refresh_from_editor()
+                self.server_box.setCurrentText(name)
+            self._syncing = False
 
     def add_server(self, name: str = "", spec: dict[str, Any] | None = None) -> str:
         """Add a server (a blank program entry to fill in by default) and select it; returns its name."""

@@ -479,7 +479,8 @@ def test_mcp_servers_as_a_form_with_import_and_export(qtbot, dialog, tmp_path):
     mcp.command_edit.editingFinished.emit()
     mcp.args_edit.setText("--root '/home/me/My Documents'")
     mcp.args_edit.editingFinished.emit()
-    mcp.env_edit.setPlainText("LOG_LEVEL=debug")
+    qtbot.keyClicks(mcp.env_edit, "LOG_LEVEL=debug")  # typed: the JSON follows each key, the cursor stays put
+    assert mcp.env_edit.toPlainText() == "LOG_LEVEL=debug"
     mcp.permission_box.setCurrentIndex(mcp.permission_box.findData("allow"))
     assert mcp.parsed() == {"files": {"command": "mcp-files", "args": ["--root", "/home/me/My Documents"],
                                       "env": {"LOG_LEVEL": "debug"}, "permission": "allow"}}
