@@ -436,6 +436,7 @@ class SettingsDialog(QDialog):
             raw["harness"]["mcp_servers"] = self.mcp.parsed()
         except ValueError as exc:
             problems.append(str(exc))
+        problems.extend(self.mcp.unfinished())
         return raw, problems
 
     def validated(self) -> Settings | None:

@@ -88,6 +88,7 @@ class McpPage(QWidget):
         self.url_edit.setPlaceholderText("http://127.0.0.1:8000/mcp")
         for edit in (self.name_edit, self.command_edit, self.args_edit, self.url_edit):
             edit.editingFinished.connect(self._form_changed)
+        self.kind_box.currentIndexChanged.connect(self._follow_kind)
         self.kind_box.currentIndexChanged.connect(self._form_changed)
         self.permission_box.currentIndexChanged.connect(self._form_changed)
         self.env_edit.textChanged.connect(self._form_changed)
@@ -214,16 +215,20 @@ class McpPage(QWidget):
             self.url_edit.setText(str(spec.get("url", "")))
             self.permission_box.setCurrentIndex(self.permission_box.findData("allow" if spec.get("permission") == "allow" else "ask"))
             self.env_edit.setPlainText("\n".join(f"{k}={v}" for k, v in spec.get("env", {}).items()))
-            by_url = "url" in spec
-            self.command_edit.setEnabled(not by_url)
-            self.args_edit.setEnabled(not by_url)
-            self.url_edit.setEnabled(by_url)
+            self._follow_kind()
             for widget in (self.name_edit, self.kind_box, self.permission_box, self.env_edit):
                 widget.setEnabled(bool(name))
             if name:
                 self.server_box.setCurrentText(name)
         finally:
             self._syncing = False
+
+    def _follow_kind(self) -> None:
+        """A program has a command and arguments; a web server has an address."""
+        by_url = self.kind_box.currentData() == "url"
+        self.command_edit.setEnabled(not by_url)
+        self.args_edit.setEnabled(not by_url)
+        self.url_edit.setEnabled(by_url)
 
     def _form_changed(self) -> None:
         """Write the form back into the servers (and so into the JSON box)."""
@@ -340,6 +345,15 @@ class McpPage(QWidget):
             if not isinstance(server.get("args", []), list) or not isinstance(server.get("env", {}), dict):
                 raise ValueError(f"harness.mcp_servers.{name}: \"args\" must be a list and \"env\" an object")
         return servers
+
+    def unfinished(self) -> list[str]:
+        """Servers with neither a program nor an address filled in, as problems to fix before saving."""
+        try:
+            servers = self.parsed()
+        except ValueError:
+            return []  # parsed() names that problem itself
+        return [f"harness.mcp_servers.{name}: fill in the program to start or the server's address, or remove it"
+                for name, spec in servers.items() if not str(spec.get("command") or spec.get("url") or "").strip()]
 
     def add_secret(self, server: str, env_key: str, value: str) -> None:
         """Put a `keyring:` reference into the server's env; the value goes to the keyring on save."""

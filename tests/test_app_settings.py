@@ -498,8 +498,19 @@ def test_mcp_servers_as_a_form_with_import_and_export(qtbot, dialog, tmp_path):
     data = json.loads(exported.read_text())["mcpServers"]
     assert set(data) == {"files", "web"} and data["files"]["env"]["TOKEN"] == "keyring:mcp:files:TOKEN"
     assert "s3cret-value-for-files" not in exported.read_text()  # secrets stay in the keyring
+    mcp.server_list.setCurrentRow(0)
+    _choose(mcp.kind_box, "url")  # files becomes a web server: the form follows at once
+    assert mcp.url_edit.isEnabled() and not mcp.args_edit.isEnabled()
+    assert "command" not in mcp.parsed()["files"] and mcp.parsed()["files"]["url"] == ""
+    _choose(mcp.kind_box, "command")
+    mcp.command_edit.setText("mcp-files")
+    mcp.command_edit.editingFinished.emit()
     mcp.remove_server("web")
     assert [mcp.server_list.item(i).text() for i in range(mcp.server_list.count())] == ["files"]
+    mcp.add_server()
+    assert not dialog.save()  # a blank server is named before anything is written
+    assert "new-server: fill in the program to start" in dialog.error.text()
+    assert dialog.current_page() == "MCP servers" and not (tmp_path / "settings.json").exists()
     bad = tmp_path / "bad.json"
     bad.write_text("[1, 2]")
     with pytest.raises(ValueError, match="no mcpServers"):
