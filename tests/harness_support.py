@@ -2,9 +2,16 @@
 
 from __future__ import annotations
 
+import http.server
+import json
+import os
+import signal
+import subprocess
+import sys
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -103,3 +110,54 @@ def crash_test_tools(markers: Path) -> tuple[Tool, ...]:
         counting_tool("send_slowly", idempotent=False, marker_dir=markers),
         counting_tool("careful_count", permission=Permission.ASK, marker_dir=markers),
     )
+
+
+CRASH_CHILD = Path(__file__).parent / "fixtures" / "harness_crash_child.py"
+
+
+def crash_mid_tasks(store_path: Path, markers: Path) -> dict[str, str]:
+    """Run the crash child (tasks running, queued and waiting in `store_path`), SIGKILL it mid-work, and return
+    the ids it printed: resumable, effectful, queued, confirming."""
+    child = subprocess.Popen([sys.executable, str(CRASH_CHILD), str(store_path), str(markers)], stdout=subprocess.PIPE,
+                             text=True, env={**os.environ, "PYTHONPATH": str(Path(__file__).parents[1])})
+    try:
+        line = child.stdout.readline()
+        assert line, "the child exited before its tasks were running"
+        ids = dict(pair.split("=") for pair in line.split())
+        os.kill(child.pid, signal.SIGKILL)
+        child.wait(timeout=10)
+    finally:
+        if child.poll() is None:
+            child.kill()
+    assert child.returncode == -signal.SIGKILL
+    return ids
+
+
+@contextmanager
+def chat_server(answer: Callable[[dict], str]) -> Iterator[str]:
+    """An OpenAI-compatible chat server on 127.0.0.1 that streams `answer(request body)` as one chunk; yields the
+    base URL for `llm.remote_url`."""
+
+    class Handler(http.server.BaseHTTPRequestHandler):
+        def log_message(self, *args) -> None:
+            pass
+
+        def do_POST(self) -> None:
+            body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+            text = answer(body)
+            self.send_response(200)
+            self.send_header("Content-Type", "text/event-stream")
+            self.end_headers()
+            for piece, finish in ((text, None), ("", "stop")):
+                chunk = {"choices": [{"delta": {"content": piece}, "finish_reason": finish}]}
+                self.wfile.write(f"data: {json.dumps(chunk)}\n\n".encode())
+            self.wfile.write(b"data: [DONE]\n\n")
+
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        yield f"http://127.0.0.1:{server.server_address[1]}/v1"
+    finally:
+        server.shutdown()
+        server.server_close()
+

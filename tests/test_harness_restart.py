@@ -2,13 +2,16 @@
 
 from __future__ import annotations
 
-import os
-import signal
-import subprocess
-import sys
 from pathlib import Path
 
-from harness_support import crash_test_tools, make_harness, task_events, wait_final, wait_until
+from harness_support import (
+    crash_mid_tasks,
+    crash_test_tools,
+    make_harness,
+    task_events,
+    wait_final,
+    wait_until,
+)
 
 from engine.timeline.events import (
     ConfirmationRequested,
@@ -20,24 +23,11 @@ from engine.timeline.events import (
 )
 from harness import TaskState, TaskStore
 
-CHILD = Path(__file__).parent / "fixtures" / "harness_crash_child.py"
-
 
 def test_sigkill_mid_task_then_restart_resumes_or_reports(tmp_path: Path):
     store_path, markers = tmp_path / "tasks.db", tmp_path / "markers"
     markers.mkdir()
-    child = subprocess.Popen([sys.executable, str(CHILD), str(store_path), str(markers)], stdout=subprocess.PIPE,
-                             text=True, env={**os.environ, "PYTHONPATH": str(Path(__file__).parents[1])})
-    try:
-        line = child.stdout.readline()
-        assert line, "the child exited before its tasks were running"
-        ids = dict(pair.split("=") for pair in line.split())
-        os.kill(child.pid, signal.SIGKILL)
-        child.wait(timeout=10)
-    finally:
-        if child.poll() is None:
-            child.kill()
-    assert child.returncode == -signal.SIGKILL
+    ids = crash_mid_tasks(store_path, markers)
 
     before = {r.id: r.state for r in TaskStore(store_path).all_tasks()}
     assert before[ids["resumable"]] is TaskState.RUNNING and before[ids["effectful"]] is TaskState.RUNNING

@@ -3,16 +3,14 @@ model that obeys it calls the shell, and the shell still waits for the user (or 
 
 from __future__ import annotations
 
-import http.server
 import json
 import re
-import threading
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import pytest
-from harness_support import wait_final, wait_until
+from harness_support import chat_server, wait_final, wait_until
 
 from engine.runtime.session import open_session
 from engine.settings import Settings
@@ -67,27 +65,8 @@ class ObedientModel:
 def obedient_server() -> Iterator[tuple[str, ObedientModel]]:
     """An OpenAI-compatible chat server on 127.0.0.1 whose 'model' is the ObedientModel, streaming its answers."""
     model = ObedientModel()
-
-    class Handler(http.server.BaseHTTPRequestHandler):
-        def log_message(self, *args) -> None:
-            pass
-
-        def do_POST(self) -> None:
-            body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
-            text = model.answer(body)
-            self.send_response(200)
-            self.send_header("Content-Type", "text/event-stream")
-            self.end_headers()
-            for piece, finish in ((text, None), ("", "stop")):
-                chunk = {"choices": [{"delta": {"content": piece}, "finish_reason": finish}]}
-                self.wfile.write(f"data: {json.dumps(chunk)}\n\n".encode())
-            self.wfile.write(b"data: [DONE]\n\n")
-
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    yield f"http://127.0.0.1:{server.server_address[1]}/v1", model
-    server.shutdown()
-    server.server_close()
+    with chat_server(model.answer) as url:
+        yield url, model
 
 
 def _session(url: str, folder: Path, shell: str):

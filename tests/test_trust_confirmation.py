@@ -144,8 +144,9 @@ def _said(timeline: Timeline) -> list[str]:
     return [e.text for e in timeline.events() if isinstance(e, ev.AssistantTurnEnd)]
 
 
-def test_background_words_and_a_mixed_answer_approve_nothing_and_venus_asks_again(backend, tmp_path,
-                                                                                  wait_until) -> None:
+def _asked_about_a_note(backend, tmp_path, wait_until):
+    """The real runtime with the default LLM and a harness whose note waits for a yes, once Venus asked it aloud:
+    (timeline, harness, runtime, task id); the caller closes the runtime and shuts the harness down."""
     from engine.llm import Conversation, ConversationOptions
 
     timeline = Timeline()
@@ -154,10 +155,16 @@ def test_background_words_and_a_mixed_answer_approve_nothing_and_venus_asks_agai
                                 tools=harness.tool_specs())
     runtime = Runtime(timeline, conversation, TextMouth(), harness=harness, settings=settings,
                       options=RuntimeOptions(proactive_gap_ms=200)).start()
+    task = harness.submit("create_note", {"title": "groceries", "text": "milk"})
+    assert wait_until(lambda: any("Say yes or no." in t for t in _said(timeline)), timeout=30)
+    assert runtime.wait_idle(30)
+    return timeline, harness, runtime, task
+
+
+def test_background_words_and_a_mixed_answer_approve_nothing_and_venus_asks_again(backend, tmp_path,
+                                                                                  wait_until) -> None:
+    timeline, harness, runtime, task = _asked_about_a_note(backend, tmp_path, wait_until)
     try:
-        task = harness.submit("create_note", {"title": "groceries", "text": "milk"})
-        assert wait_until(lambda: any("Say yes or no." in t for t in _said(timeline)), timeout=30)
-        assert runtime.wait_idle(30)
         _speak_final(timeline, "Okay, so tonight on the news they said it would rain.")
         assert runtime.wait_idle(60)
         assert not _answered(timeline) and harness.pending_confirmations() == [task]
@@ -190,18 +197,8 @@ def voices():
 
 def test_a_yes_in_another_voice_approves_nothing_and_the_users_own_yes_does(backend, voices, tmp_path,
                                                                           wait_until) -> None:
-    from engine.llm import Conversation, ConversationOptions
-
-    timeline = Timeline()
-    settings, harness = _harness(tmp_path, timeline)
-    conversation = Conversation(timeline, backend, ConversationOptions.from_settings(settings.llm),
-                                tools=harness.tool_specs())
-    runtime = Runtime(timeline, conversation, TextMouth(), harness=harness, settings=settings,
-                      options=RuntimeOptions(proactive_gap_ms=200)).start()
+    timeline, harness, runtime, task = _asked_about_a_note(backend, tmp_path, wait_until)
     try:
-        task = harness.submit("create_note", {"title": "groceries", "text": "milk"})
-        assert wait_until(lambda: any("Say yes or no." in t for t in _said(timeline)), timeout=30)
-        assert runtime.wait_idle(30)
         assert runtime.awaiting_answer
         other = voices("Yes, go ahead.", "en-us+f3")  # a woman's voice; the user enrolled a man's
         _speak_final(timeline, "Yes, go ahead.", other)

@@ -8,13 +8,12 @@ from __future__ import annotations
 
 import json
 import os
-import signal
 import subprocess
 import sys
 import threading
 from pathlib import Path
 
-from harness_support import crash_test_tools, make_harness, wait_final, wait_until
+from harness_support import crash_mid_tasks, crash_test_tools, make_harness, wait_final, wait_until
 
 from engine.timeline.events import (
     ConfirmationRequested,
@@ -25,7 +24,6 @@ from engine.timeline.events import (
 from harness import TaskState, TaskStore
 
 ROOT = Path(__file__).parents[1]
-CHILD = Path(__file__).parent / "fixtures" / "harness_crash_child.py"
 
 
 def test_tools_with_effects_outside_venus_ask_and_harmless_ones_run(tmp_path: Path) -> None:
@@ -75,17 +73,7 @@ def test_a_tool_turned_off_in_settings_stops_at_once_for_waiting_and_queued_task
 def test_a_task_restored_after_a_crash_rechecks_the_level_in_force(tmp_path: Path) -> None:
     store_path, markers = tmp_path / "tasks.db", tmp_path / "markers"
     markers.mkdir()
-    child = subprocess.Popen([sys.executable, str(CHILD), str(store_path), str(markers)], stdout=subprocess.PIPE,
-                             text=True, env={**os.environ, "PYTHONPATH": str(ROOT)})
-    try:
-        line = child.stdout.readline()
-        assert line, "the child exited before its tasks were running"
-        ids = dict(pair.split("=") for pair in line.split())
-        os.kill(child.pid, signal.SIGKILL)
-        child.wait(timeout=10)
-    finally:
-        if child.poll() is None:
-            child.kill()
+    ids = crash_mid_tasks(store_path, markers)
     assert TaskStore(store_path).get_task(ids["resumable"]).state is TaskState.RUNNING
     # the user turned the resumable tool off, and made the asking one ask no more, while Venus was down
     harness, timeline = make_harness(extra_tools=crash_test_tools(markers), store_path=store_path, workers=2,

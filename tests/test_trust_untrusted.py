@@ -7,14 +7,12 @@ that obeys any instruction it reads) and through the default GGUF model's own ch
 
 from __future__ import annotations
 
-import http.server
 import json
 import re
-import threading
 from collections.abc import Iterator
 
 import pytest
-from harness_support import wait_until
+from harness_support import chat_server, wait_until
 
 from engine.llm.context import RenderOptions, render_messages, render_untrusted
 from engine.runtime.session import open_session
@@ -46,27 +44,8 @@ class _Obedient:
 @pytest.fixture
 def obedient() -> Iterator[tuple[str, _Obedient]]:
     model = _Obedient()
-
-    class Handler(http.server.BaseHTTPRequestHandler):
-        def log_message(self, *args) -> None:
-            pass
-
-        def do_POST(self) -> None:
-            body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
-            text = model.answer(body)
-            self.send_response(200)
-            self.send_header("Content-Type", "text/event-stream")
-            self.end_headers()
-            for piece, finish in ((text, None), ("", "stop")):
-                chunk = {"choices": [{"delta": {"content": piece}, "finish_reason": finish}]}
-                self.wfile.write(f"data: {json.dumps(chunk)}\n\n".encode())
-            self.wfile.write(b"data: [DONE]\n\n")
-
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    yield f"http://127.0.0.1:{server.server_address[1]}/v1", model
-    server.shutdown()
-    server.server_close()
+    with chat_server(model.answer) as url:
+        yield url, model
 
 
 def test_camera_text_is_never_a_system_message_and_open_waits_for_the_user(obedient) -> None:
