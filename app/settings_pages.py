@@ -117,9 +117,11 @@ class ToolsPage(QWidget):
                 item.setToolTip(row["description"] if column < 2 else text)
                 self.table.setItem(position, column, item)
             box = QComboBox()
-            for label, level in PERMISSION_CHOICES:
+            loosest = PERMISSION_LEVELS.index(row.get("max", "allow"))  # the shell may ask, never just run
+            for label, level in PERMISSION_CHOICES[loosest:]:
                 box.addItem(label + (" (default)" if level == row["default"] else ""), level)
-            box.setCurrentIndex(box.findData(chosen.get(name, self.overrides.get(name, row["level"]))))
+            wanted = box.findData(chosen.get(name, self.overrides.get(name, row["level"])))
+            box.setCurrentIndex(wanted if wanted >= 0 else 0)
             box.setAccessibleName(f"Permission for {name}")
             self.table.setCellWidget(position, 4, box)
             self.levels[name] = box

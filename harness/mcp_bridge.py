@@ -45,7 +45,7 @@ STOP_GRACE_S = 1.0  # after its stdin closes, how long a running server may take
 MAX_MESSAGE_BYTES = 128 * 1024 * 1024  # one JSON-RPC line longer than this means a runaway server: it is killed
 STDERR_LOG_BYTES = 64 * 1024  # stderr logged per run of a server; the rest is read and dropped
 _STDERR_LINE_BYTES = 4096  # a longer stderr line is not logged
-_FIX = "check its command, arguments and secrets in Settings → Tools → MCP servers"
+_FIX = "check its command, arguments and secrets in Settings → MCP servers"
 
 _KNOWN_KEYS = {"command", "args", "env", "cwd", "url", "headers", "permission", "disabled", "type",
                "start_timeout_s"}

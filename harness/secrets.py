@@ -49,7 +49,7 @@ class SecretVault:
                               fix="unlock or install a keyring (GNOME Keyring, KWallet, macOS Keychain)") from exc
         if value is None:
             raise SecretError(f"secret {name!r} is not in the keyring (service {self.service!r})",
-                              fix=f"add it in Settings → Tools → Secrets, or run: keyring set {self.service} {name}")
+                              fix=f"add it in Settings → MCP servers, or run: keyring set {self.service} {name}")
         self.redactor.add(value)
         return value
 

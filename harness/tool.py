@@ -208,7 +208,8 @@ class ToolRegistry:
             self._overrides = levels
 
     def describe(self) -> list[dict[str, Any]]:
-        """Every tool as {name, description, level, default, source, available, why}, sorted by name."""
+        """Every tool as {name, description, level, default, max (the loosest level allowed), source, available,
+        why}, sorted by name."""
         rows = []
         for name in self.names():
             tool = self.get(name)
@@ -217,7 +218,8 @@ class ToolRegistry:
             except Exception as exc:  # a broken check must not hide the tool from the list
                 why = f"could not check: {exc}"
             rows.append({"name": name, "description": tool.spec.description, "level": self.permission(name).value,
-                         "default": tool.spec.permission.value, "source": tool.spec.source,
+                         "default": tool.spec.permission.value, "max": tool.spec.max_permission.value,
+                         "source": tool.spec.source,
                          "available": why is None, "why": why or ""})
         return rows
 

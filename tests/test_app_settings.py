@@ -465,6 +465,9 @@ def test_tools_page_without_a_session_asks_a_throwaway_harness(qtbot, dialog):
     qtbot.waitUntil(lambda: bool(dialog.tools.levels), timeout=30000)
     assert {"calculate", "open", "run_shell_command"} <= set(dialog.tools.levels)
     assert "tools, 0 MCP server(s)" in dialog.tools.status.text()
+    shell = next(r for r in range(dialog.tools.table.rowCount()) if dialog.tools.table.item(r, 0).text() == "run_shell_command")
+    box = dialog.tools.table.cellWidget(shell, 4)
+    assert [box.itemData(i) for i in range(box.count())] == ["ask", "off"]  # the shell may ask, never just run
     raw, problems = dialog.collect()
     assert problems == [] and raw["harness"]["permissions"] == {}  # defaults are not written out
 

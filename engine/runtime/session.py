@@ -55,9 +55,14 @@ class Session:
     vision: Any = None
     shared: Shared = field(default_factory=Shared)
     owns_shared: bool = True
+    # the session's own timeline subscribers (besides the runtime's): dropped at close, since a reload in place
+    # reopens a session on the same timeline
+    unsubscribes: list[Callable[[], None]] = field(default_factory=list)
 
     def close(self) -> None:
         """Stop the loop, the voice, the harness and the camera; flush the timeline to disk."""
+        for unsubscribe in self.unsubscribes:
+            unsubscribe()
         self.runtime.close()
         if self.speech is not None:
             self.speech.close()
@@ -130,6 +135,7 @@ def open_session(
         else:
             timeline = Timeline()
     the_harness = None
+    unsubscribes: list[Callable[[], None]] = []
     if harness:
         from harness import Harness
 
@@ -137,7 +143,7 @@ def open_session(
     tools = the_harness.tool_specs() if the_harness is not None else ()
     conversation = Conversation(timeline, shared.backend, ConversationOptions.from_settings(settings.llm), tools=tools)
     if the_harness is not None:
-        timeline.subscribe(_tool_list_follower(the_harness, conversation))
+        unsubscribes.append(timeline.subscribe(_tool_list_follower(the_harness, conversation)))
     speech = None
     runtime_ref: list[Runtime] = []
 
@@ -182,7 +188,7 @@ def open_session(
         vision.start()
     return Session(settings=settings, timeline=timeline, runtime=runtime, conversation=conversation, mouth=mouth,
                    speech=speech, harness=the_harness, store=store, vision=vision, shared=shared,
-                   owns_shared=owns_shared)
+                   owns_shared=owns_shared, unsubscribes=unsubscribes)
 
 
 def _tool_list_follower(the_harness: Any, conversation: Any) -> Callable[[Any], None]:
