@@ -95,6 +95,7 @@ QFrame#taskCard {{ background: {c.base}; border: 1px solid {c.border}; border-ra
 QFrame#taskCard QLabel {{ background: transparent; }}
 QFrame#taskCard QPushButton {{ padding: 2px {s[1]}px; }}
 QLabel#taskTitle {{ font-weight: 600; }}
+QLabel#stateIndicator {{ font-weight: 600; padding: {s[0]}px {s[2]}px; }}
 QLabel#taskArguments {{ font-family: monospace; font-size: {t['small']}px; color: {c.muted}; }}
 QProgressBar {{ border: none; background: {c.border}; border-radius: 3px; max-height: 6px; }}
 QProgressBar::chunk {{ background: {c.accent}; border-radius: 3px; }}

@@ -242,7 +242,7 @@ def test_screenshot_mid_conversation(qtbot, tmp_path, monkeypatch, theme):
         window.bridge.post_mic_level(-14.0)
         qtbot.waitUntil(lambda: window.camera.frames_shown == 1)
         qtbot.waitUntil(lambda: window.tasks.task_ids(TaskGroup.WAITING) == [ids.waiting_task])
-        qtbot.waitUntil(lambda: window.level_meter.value() > 70 and window.captions.isVisible())
+        qtbot.waitUntil(lambda: window.level_meter.value() > 70 and window.captions.live)
         qtbot.waitUntil(lambda: len(window.conversations.ids()) == 4 and window.title.text().startswith("Hi Venus"),
                         timeout=5000)
         window.conversation.scrollToBottom()
@@ -298,12 +298,12 @@ def test_live_captions_show_the_words_heard_while_the_user_speaks(qtbot, window)
     window.timeline.append(RuntimeState(state=RuntimeStateName.USER_SPEAKING))
     window.timeline.append(UserSpeechStart())
     window.timeline.append(AsrPartial(text="remind me to"))
-    qtbot.waitUntil(lambda: window.captions.isVisible() and "remind me to" in window.captions.text())
+    qtbot.waitUntil(lambda: window.captions.live and "remind me to" in window.captions.text())
     assert window.state_indicator.text_for_state() == "Hearing you"
     window.timeline.append(AsrPartial(text="remind me to call Sam"))
     qtbot.waitUntil(lambda: "remind me to call Sam" in window.captions.text())
     window.timeline.append(AsrFinal(text="Remind me to call Sam."))
-    qtbot.waitUntil(lambda: not window.captions.isVisible())
+    qtbot.waitUntil(lambda: not window.captions.live)
     assert window.model.row(0).text == "Remind me to call Sam."
 
 
@@ -326,7 +326,7 @@ def test_a_click_on_push_to_talk_listens_until_the_next_click(qtbot, window):
     controller = window.bridge.controller
     qtbot.mouseClick(window.talk_button, Qt.MouseButton.LeftButton)
     assert window.talk_button.isDown() and "click to finish" in window.talk_button.text()
-    assert window.state_indicator.text_for_state() == "Hearing you" and window.captions.isVisible()
+    assert window.state_indicator.text_for_state() == "Hearing you" and window.captions.live
     qtbot.waitUntil(lambda: controller.push_to_talk_down, timeout=5000)
     qtbot.mouseClick(window.talk_button, Qt.MouseButton.LeftButton)
     qtbot.waitUntil(lambda: not controller.push_to_talk_down, timeout=5000)
@@ -377,3 +377,18 @@ def test_camera_preview_takes_room_only_while_on(qtbot, window):
     assert window.camera.is_on and window.camera.image.isVisibleTo(window)
     assert window.camera.sizeHint().height() > closed_height + 100
     qtbot.waitUntil(lambda: window.bridge.controller.camera_on, timeout=5000)
+
+
+def test_tasks_panel_keeps_only_the_latest_finished_cards(qtbot, window):
+    from app.demo import run_task
+    from app.widgets import TaskGroup
+    from app.widgets.tasks_panel import DONE_SHOWN
+
+    for n in range(DONE_SHOWN + 3):
+        run_task(window.timeline, f"job-{n}", "hash_file", {"n": n}, ["reading"], "ok")
+    qtbot.waitUntil(lambda: window.model.find(RowKind.TASK, f"job-{DONE_SHOWN + 2}") is not None
+                    and window.model.row(window.model.find(RowKind.TASK, f"job-{DONE_SHOWN + 2}")).task_state
+                    == TaskState.DONE)
+    shown = window.tasks.task_ids(TaskGroup.DONE)
+    assert shown == [f"job-{n}" for n in range(DONE_SHOWN + 2, 2, -1)]  # newest first, the oldest three dropped
+    assert sum(r.kind == RowKind.TASK for r in window.model.rows()) == DONE_SHOWN + 3  # all stay in the conversation

@@ -82,4 +82,3 @@ class TaskCard(QFrame):
         self.deny_button.setAccessibleName(f"Deny {name}")
         self.arguments.setAccessibleName(f"Arguments of task {name}")
         self.result.setAccessibleName(f"Result of task {name}")
-        self.adjustSize()

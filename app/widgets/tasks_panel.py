@@ -10,6 +10,8 @@ from PySide6.QtWidgets import QFrame, QLabel, QScrollArea, QVBoxLayout, QWidget
 from app.timeline_model import ConversationModel, Role, Row, RowKind, TaskState
 from app.widgets.task_card import TaskCard
 
+DONE_SHOWN = 12  # finished cards kept on the panel; older ones stay in the conversation and its export
+
 
 class TaskGroup(StrEnum):
     """Where a task card sits in the panel."""
@@ -117,7 +119,17 @@ class TasksPanel(QScrollArea):
             self.sections[TaskGroup(old)].refresh()
         card.setProperty("taskGroup", group.value)
         self.sections[group].cards.insertWidget(0, card)  # newest on top
+        if group == TaskGroup.DONE:
+            self._trim_done()
         self.sections[group].refresh()
+
+    def _trim_done(self) -> None:
+        cards = self.sections[TaskGroup.DONE].cards
+        while cards.count() > DONE_SHOWN:
+            old = cards.takeAt(cards.count() - 1).widget()
+            self._cards.pop(old.task_id, None)
+            old.setParent(None)
+            old.deleteLater()
 
     def _on_rows_inserted(self, parent: QModelIndex, first: int, last: int) -> None:
         for position in range(first, last + 1):
