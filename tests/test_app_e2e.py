@@ -139,3 +139,32 @@ def test_switching_conversations_reopens_the_session_on_the_chosen_timeline(qtbo
         assert any(r.text == "My cat is called Miso" for r in _rows(window, RowKind.USER))
     finally:
         window.shutdown()
+
+
+@pytest.mark.audio
+@pytest.mark.skipif(os.environ.get("VENUS_TEST_AUDIO") != "pulse",
+                    reason="needs the PulseAudio test server: run through scripts/run-tests.sh")
+def test_the_level_meter_moves_while_someone_speaks_into_the_sound_card(qtbot, speech, tmp_path, monkeypatch):
+    """The desktop app's own path: PortAudio microphone (PulseAudio's virtual mic) -> session -> bridge -> meter."""
+    import subprocess
+
+    monkeypatch.setenv("VENUS_CONFIG_DIR", str(tmp_path / "config"))
+    wav, _ = speech("Hello Venus, can you hear me? I am testing the microphone level.")
+    settings = Settings()
+    settings.llm.n_threads = 1
+    settings.llm.max_tokens = 8
+    controller = SessionController(None, settings, devices=True, persist=False, harness=False)
+    window = MainWindow(settings, controller.timeline, controller)
+    qtbot.addWidget(window)
+    window.show()
+    shown: list[int] = []
+    window.bridge.mic_level.connect(lambda _db: shown.append(window.level_meter.value()))
+    try:
+        qtbot.wait(500)
+        quiet = max(shown, default=0)
+        player = subprocess.Popen(["paplay", "-d", "vsink", str(wav)])
+        qtbot.waitUntil(lambda: max(shown, default=0) >= quiet + 25, timeout=20_000)
+        player.wait(timeout=30)
+        qtbot.waitUntil(lambda: window.level_meter.value() <= quiet + 5, timeout=10_000)  # and falls back after
+    finally:
+        window.shutdown()

@@ -116,3 +116,23 @@ def test_demo_ids_match_rows():
     assert model.find(RowKind.ASSISTANT, ids.interrupted_turn) is not None
     waiting = model.row(model.find(RowKind.TASK, ids.waiting_task))
     assert waiting.task_state == TaskState.WAITING_CONFIRMATION and waiting.arguments["recursive"] is True
+
+
+def test_reset_shows_another_conversation_and_markdown_export_keeps_what_was_heard(qtmodeltester):
+    from app.timeline_model import conversation_markdown, row_markdown
+
+    timeline = Timeline()
+    model = _model_on(timeline)
+    qtmodeltester.check(model, force_py=False)
+    ids = play_demo_conversation(timeline)
+    other = Timeline()
+    other.append(AsrFinal(text="Only this"))
+    model.reset(other.events())
+    assert [r.text for r in model.rows()] == ["Only this"] and model.find(RowKind.TASK, ids.finished_task) is None
+    text = conversation_markdown(timeline.events(), "Afternoon")
+    assert text.startswith("# Afternoon\n\n**You:** Hi Venus")
+    assert "**Venus:** You have **two things** this afternoon:\n\n- the *design review* at 3 pm" in text
+    assert "Sure. The review covers the new onboarding flow, the ~~settings page" in text
+    assert "*(interrupted)*" in text and "**Task `delete_files`** — waiting for your confirmation" in text
+    notice = row_markdown(model.rows()[0].__class__(kind=RowKind.NOTICE, key="n", text="Camera on"))
+    assert notice == "> Camera on"
