@@ -3,6 +3,7 @@
 
 setup:
 	bash scripts/setup.sh
+	.venv/bin/python -c "import torch, gguf" 2>/dev/null || .venv/bin/python -m pip install -q -e ".[torch]"  # torch backend tests (CPU build, ~750 MB)
 
 run: setup
 	bash scripts/run.sh

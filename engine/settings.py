@@ -31,7 +31,9 @@ class _Section(BaseModel):
 
 
 class LLMSettings(_Section):
-    backend: Literal["llama_cpp", "remote"] = "llama_cpp"  # in-process GGUF, or an OpenAI-compatible server
+    # in-process GGUF through llama.cpp, the same GGUF through torch (extra `torch`), or an OpenAI-compatible server
+    backend: Literal["llama_cpp", "torch", "remote"] = "llama_cpp"
+    device: Literal["auto", "cuda", "cpu"] = "auto"  # torch backend only: auto = CUDA when torch sees a card
     model: str = "smollm2-135m-instruct-q4_1"  # a model id from `venus models list`, or a path to a .gguf
     n_ctx: int = Field(4096, ge=512, le=131072)  # context window in tokens
     n_threads: int = Field(0, ge=0, le=256)  # 0 = choose from the CPU count and what else is running
@@ -83,6 +85,7 @@ class VADSettings(_Section):
 
 class ASRSettings(_Section):
     model: str = "whisper-tiny-en"  # a model id or a path to a CTranslate2 model folder
+    # whisper's language; in a conversation not in English it follows conversation.language ("" = detect it)
     language: str = "en"
     partial_interval_ms: int = Field(500, ge=100, le=5000)
     overlap_partial_interval_ms: int = Field(250, ge=100, le=5000)  # while Venus speaks: words decide the overlap
@@ -130,7 +133,9 @@ class CameraSettings(_Section):
 class ConversationSettings(_Section):
     assistant_name: str = "Venus"
     user_name: str = ""
-    language: str = "en"
+    # ISO 639-1 code of the conversation: whisper (a multilingual one when not "en"), the voice and the language the
+    # answers are asked in follow it; English word cues are off for other languages (engine/runtime/language.py)
+    language: str = Field("en", pattern=r"^[a-z]{2,3}$")
     duplex_sensitivity: float = Field(0.5, ge=0.0, le=1.0)  # higher = yields to overlapping speech sooner
     end_of_turn_silence_ms: int = Field(500, ge=100, le=5000)
     # learn the user's voice from their first utterances and score speech over Venus against it (a cue

@@ -6,6 +6,12 @@ import argparse
 
 
 def _run(args: argparse.Namespace) -> int:
+    if args.llm_backend:
+        import os
+
+        from engine.llm import BACKEND_ENV
+
+        os.environ[BACKEND_ENV] = args.llm_backend  # read by engine.llm.open_backend
     from pathlib import Path
 
     from engine.audio.files import audio_file_info, check_output_file
@@ -26,4 +32,6 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--speaker", help="a WAV file to write Venus's voice to")
     p.add_argument("--voice", action="store_true", help="use the real microphone and speakers")
     p.add_argument("--conversation", help="reopen an earlier conversation by id")
+    p.add_argument("--llm-backend", choices=("llama_cpp", "torch"),
+                   help="the LLM backend for this run, instead of llm.backend in settings")
     p.set_defaults(func=_run)

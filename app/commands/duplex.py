@@ -6,6 +6,12 @@ import argparse
 
 
 def _run(args: argparse.Namespace) -> int:
+    if args.llm_backend:
+        import os
+
+        from engine.llm import BACKEND_ENV
+
+        os.environ[BACKEND_ENV] = args.llm_backend  # read by engine.llm.open_backend
     from engine.runtime.duplex_files import run_duplex_command
 
     return run_duplex_command(args)
@@ -24,4 +30,6 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
                    help="keep echo cancellation on (for inputs that contain Venus's own voice)")
     p.add_argument("--drain", type=float, default=20.0,
                    help="seconds Venus may go on speaking after the input ends (default 20)")
+    p.add_argument("--llm-backend", choices=("llama_cpp", "torch"),
+                   help="the LLM backend for this run, instead of llm.backend in settings")
     p.set_defaults(func=_run)

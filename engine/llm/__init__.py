@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import os
 from typing import Any
 
+from engine.errors import BackendError
 from engine.llm.backend import FinishInfo, GenerateRequest, LLMBackend, SyncStats, TokenStream
 from engine.llm.budget import OFFER, SentenceBudget, asks_for_more
 from engine.llm.chunker import ChunkerOptions, ClauseChunker, chunk_stream, sentence_ends
@@ -31,14 +33,32 @@ from engine.llm.llama_options import LlamaOptions, choose_threads
 from engine.llm.remote import RemoteBackend, RemoteOptions
 from engine.llm.template import ChatMessage, ChatTemplate
 
+BACKEND_ENV = "VENUS_LLM_BACKEND"  # set by `--llm-backend` on venus chat / duplex; wins over llm.backend
+
+
+def chosen_backend(llm: Any) -> str:
+    """Which backend open_backend() will use: the --llm-backend option (VENUS_LLM_BACKEND) or llm.backend."""
+    return os.environ.get(BACKEND_ENV) or llm.backend
+
 
 def open_backend(llm: Any, *, api_key: str = "") -> LLMBackend:
-    """The backend the `llm` settings section asks for (in-process llama.cpp or a remote server)."""
-    if llm.backend == "remote":
+    """The backend the `llm` settings section asks for (in-process llama.cpp or torch, or a remote server)."""
+    backend = chosen_backend(llm)
+    if backend == "remote":
         return RemoteBackend(RemoteOptions.from_settings(llm, api_key=api_key))
     from engine.models.registry import resolve
 
-    return LlamaBackend(LlamaOptions.from_settings(llm, str(resolve(llm.model, kind="llm"))))
+    path = str(resolve(llm.model, kind="llm"))
+    if backend == "torch":
+        try:
+            from engine.llm.torch import TorchBackend, TorchOptions
+        except ImportError as exc:
+            raise BackendError(f"llm.backend is torch but {exc.name or 'torch'} is not installed",
+                               fix='pip install "venus-assistant[torch]" (README: the CUDA build for a GPU)') from exc
+        return TorchBackend(TorchOptions.from_settings(llm, path))
+    if backend != "llama_cpp":
+        raise BackendError(f"unknown LLM backend {backend!r}", fix="use llama_cpp, torch or remote")
+    return LlamaBackend(LlamaOptions.from_settings(llm, path))
 
 
 __all__ = [
@@ -55,6 +75,8 @@ __all__ = [
     "RemoteBackend",
     "RemoteOptions",
     "choose_threads",
+    "chosen_backend",
+    "BACKEND_ENV",
     "AssistantTurn",
     "ChatMessage",
     "ChatTemplate",
