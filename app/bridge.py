@@ -22,6 +22,7 @@ from PySide6.QtGui import QImage
 
 from app.controller import Controller
 from engine.timeline import Event, Timeline
+from engine.timeline.events import Kind
 
 log = logging.getLogger(__name__)
 
@@ -55,6 +56,9 @@ def conversation_json(events: list[Event]) -> str:
     return json.dumps([e.to_dict() for e in events], ensure_ascii=False, indent=1, default=str)
 
 
+_SAID = {Kind.USER_TEXT, Kind.ASR_FINAL, Kind.ASSISTANT_TURN_END, Kind.DELEGATION_RESULT, Kind.REMINDER_FIRED}
+
+
 class Bridge(QObject):
     """Re-emits timeline events, mic levels and frames as GUI-thread signals; runs user actions off it."""
 
@@ -65,6 +69,7 @@ class Bridge(QObject):
     conversation_switched = Signal(object)  # the Timeline now in use, after every event of the old one
     conversations_listed = Signal(list, str)  # [ConversationInfo], most recent first; the id in use
     exported = Signal(str)  # the path a conversation was exported to
+    search_found = Signal(str, list)  # (query, ids of conversations whose words contain every word of it)
 
     _event_posted = Signal(object)
     _level_posted = Signal()
@@ -235,6 +240,26 @@ class Bridge(QObject):
             self._list_now()
 
         return self._run("delete_conversation", work)
+
+    def search_conversations(self, query: str) -> Future:
+        """Look for `query`'s words in what was said in every stored conversation; emits `search_found`."""
+        def work() -> None:
+            words = query.lower().split()
+            found: list[str] = []
+            getter = getattr(self.controller, "conversation_store", None)
+            store = getter() if getter is not None else None
+            for info in store.list_conversations() if store is not None and words else []:
+                if info.id == self.timeline.conversation_id:
+                    events = self.timeline.events()
+                else:
+                    events = store.open_conversation(info.id).events()
+                    store.close_conversation(info.id)
+                said = " ".join(getattr(e, "text", "") for e in events if e.kind in _SAID).lower()
+                if all(w in said for w in words):
+                    found.append(info.id)
+            self.search_found.emit(query, found)
+
+        return self._run("search_conversations", work)
 
     def export_conversation(self, conversation_id: str, path: Path, markdown: Callable[[list[Event]], str]) -> Future:
         """Write a conversation to `path`: JSON for a .json name, else Markdown made by `markdown(events)`."""

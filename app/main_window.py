@@ -289,6 +289,8 @@ class MainWindow(QMainWindow):
         self.conversations.rename_requested.connect(bridge.rename_conversation)
         self.conversations.delete_requested.connect(self.delete_conversation)
         self.conversations.export_requested.connect(self.export_conversation)
+        self.conversations.search_requested.connect(bridge.search_conversations)
+        bridge.search_found.connect(self.conversations.show_search_matches)
         QApplication.instance().installEventFilter(self)
 
     # ---- events from the engine (GUI thread) ----------------------------------------------------------------

@@ -102,6 +102,10 @@ def test_rename_in_place_search_and_delete(qtbot, stored, monkeypatch):
     qtbot.keyClicks(window.conversations.search, "friday")
     assert window.conversations.ids(visible_only=True) == [window.older_id]
     window.conversations.search.clear()
+    qtbot.keyClicks(window.conversations.search, "noodle bar")  # said in it, not in its title
+    qtbot.waitUntil(lambda: window.conversations.ids(visible_only=True) == [window.older_id], timeout=5000)
+    window.conversations.search.clear()
+    assert len(window.conversations.ids(visible_only=True)) == 2
 
     asked = []
     monkeypatch.setattr(window, "confirm_delete", lambda title: asked.append(title) or True)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import datetime as dt
 
-from PySide6.QtCore import Qt, Signal
+from PySide6.QtCore import Qt, QTimer, Signal
 from PySide6.QtWidgets import (
     QAbstractItemView,
     QHBoxLayout,
@@ -43,12 +43,18 @@ class ConversationList(QWidget):
     rename_requested = Signal(str, str)  # id, new title
     delete_requested = Signal(str)  # id
     export_requested = Signal(str, str)  # id, "md" or "json"
+    search_requested = Signal(str)  # words to look for in what was said (titles are matched here)
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.setObjectName("conversationList")
         self.current_id = ""
         self._filling = False
+        self._said_matches: tuple[str, set[str]] = ("", set())  # (query, ids whose words match it)
+        self._search_timer = QTimer(self)
+        self._search_timer.setSingleShot(True)
+        self._search_timer.setInterval(250)  # search the words once typing pauses
+        self._search_timer.timeout.connect(lambda: self.search_requested.emit(self.search.text().strip()))
         self.new_button = QPushButton("+  New chat")
         self.new_button.setObjectName("primaryButton")
         self.new_button.setAccessibleName("New chat (Ctrl+N)")
@@ -94,6 +100,7 @@ class ConversationList(QWidget):
 
         self.new_button.clicked.connect(self.new_requested)
         self.search.textChanged.connect(self._filter)
+        self.search.textChanged.connect(lambda text: self._search_timer.start() if text.strip() else None)
         self.list.itemActivated.connect(lambda item: self.open_requested.emit(item.data(_ID)))
         self.list.itemClicked.connect(lambda item: self.open_requested.emit(item.data(_ID)))
         self.list.itemChanged.connect(self._on_item_changed)
@@ -169,8 +176,16 @@ class ConversationList(QWidget):
         if conversation_id:
             self.export_requested.emit(conversation_id, fmt)
 
+    def show_search_matches(self, query: str, ids: list[str]) -> None:
+        """Conversations whose words (not only title) match `query`, found off the GUI thread."""
+        self._said_matches = (query, set(ids))
+        self._filter(self.search.text())
+
     def _filter(self, text: str) -> None:
         words = text.lower().split()
+        query, said = self._said_matches
+        said = said if query == text.strip() else set()
         for i in range(self.list.count()):
             item = self.list.item(i)
-            item.setHidden(not all(w in item.text().lower() for w in words))
+            titled = all(w in item.text().lower() for w in words)
+            item.setHidden(not (titled or item.data(_ID) in said))
