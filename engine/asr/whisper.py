@@ -14,7 +14,7 @@ from typing import Protocol
 
 import numpy as np
 
-from engine.errors import ModelCorrupt
+from engine.errors import ConfigError, ModelCorrupt
 from engine.threads import default_threads
 from engine.timeline.events import Word
 
@@ -114,6 +114,10 @@ class WhisperTranscriber:
         self._warm = False
         self._hints: dict[str, list[int]] = {}  # hint text -> its prompt tokens
         multilingual = self._model.model.is_multilingual
+        if not multilingual and options.language not in ("", "en"):  # tiny.en would write English for Spanish
+            raise ConfigError(f"{options.model_path} is an English-only whisper; it cannot hear {options.language!r}",
+                              fix="run `venus models install` for the multilingual whisper-base, or set "
+                                  "conversation.language to en")
         self._tokenizer = None  # language detection needs whisper's own path, so it takes every clip
         if options.language or not multilingual:
             self._tokenizer = Tokenizer(self._model.hf_tokenizer, multilingual, task="transcribe",

@@ -38,6 +38,35 @@ SMALL_MODEL_PROMPT = (
     "so you keep your answers short and plain, without lists or markdown."
 )
 
+# Names of the languages whisper hears best, in English and in the language itself, for the sentence that asks
+# the model to answer in the conversation's language (a small model follows a named language better than a code).
+LANGUAGE_NAMES: dict[str, tuple[str, str]] = {
+    "en": ("English", "English"), "es": ("Spanish", "español"), "de": ("German", "Deutsch"),
+    "fr": ("French", "français"), "it": ("Italian", "italiano"), "pt": ("Portuguese", "português"),
+    "nl": ("Dutch", "Nederlands"), "pl": ("Polish", "polski"), "ca": ("Catalan", "català"),
+    "sv": ("Swedish", "svenska"), "da": ("Danish", "dansk"), "no": ("Norwegian", "norsk"),
+    "fi": ("Finnish", "suomi"), "cs": ("Czech", "čeština"), "ro": ("Romanian", "română"),
+    "hu": ("Hungarian", "magyar"), "el": ("Greek", "ελληνικά"), "tr": ("Turkish", "Türkçe"),
+    "ru": ("Russian", "русский"), "uk": ("Ukrainian", "українська"), "ar": ("Arabic", "العربية"),
+    "he": ("Hebrew", "עברית"), "hi": ("Hindi", "हिन्दी"), "id": ("Indonesian", "Bahasa Indonesia"),
+    "vi": ("Vietnamese", "Tiếng Việt"), "zh": ("Chinese", "中文"), "ja": ("Japanese", "日本語"),
+    "ko": ("Korean", "한국어"),
+}
+
+
+def language_name(code: str) -> str:
+    """The language's English name ("Spanish"), or its code where the table has none."""
+    return LANGUAGE_NAMES.get(code, (code, code))[0]
+
+
+def language_instruction(code: str) -> str:
+    """The system prompt's sentence that asks for answers in the conversation's language ('' for English)."""
+    if code == "en":
+        return ""
+    english, native = LANGUAGE_NAMES.get(code, (f"the language with the ISO code {code!r}", ""))
+    named = f"{english} ({native})" if native and native != english else english
+    return f"Always answer in {named}, the language of this conversation."
+
 
 @dataclass(frozen=True)
 class RenderOptions:

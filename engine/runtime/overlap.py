@@ -18,6 +18,7 @@ from engine.runtime.addressee import FUNCTION_WORDS, addressee_cues, content_wor
 from engine.timeline.events import OverlapDecision, OverlapKind
 
 _TOKEN = re.compile(r"[a-z0-9'-]+")
+_ANY_TOKEN = re.compile(r"[^\W_]+(?:['-][^\W_]+)*")  # words of any script: "qué", "España"
 
 # Short listener responses that do not claim the floor (single words and two-word phrases).
 BACKCHANNELS = frozenset(
@@ -104,6 +105,10 @@ class OverlapOptions:
     # speech judged background for its level alone, at most this far below background_level_db, whose final
     # words call someone by name ("Kids." at -10.3 dB) is the user turned away from the mic, talking to them
     named_quiet_margin_db: float = 3.0
+    # the cues read from English words (backchannels, stop cues, requests, vocatives and names, addressee cues);
+    # off for a conversation in another language: then only the assistant's and the household's names, echo,
+    # the number of words, a question mark, loudness, the voice and the camera count
+    english_words: bool = True
 
     def __post_init__(self) -> None:
         if not 50 <= self.deadline_ms <= 2000:
@@ -256,10 +261,10 @@ class OverlapPolicy:
 
     def _scores(self, f: OverlapFeatures, context: ConversationContext) -> dict[str, float]:
         o = self.options
-        tokens = _tokens(f.words)
+        tokens = _tokens(f.words) if o.english_words else _ANY_TOKEN.findall(f.words.lower())
         phrases = _phrases(tokens)
         name = context.assistant_name.lower()
-        spoken = set(_tokens(context.speaking_text))
+        spoken = set(_tokens(context.speaking_text) if o.english_words else _ANY_TOKEN.findall(context.speaking_text.lower()))
         echo_text = (sum(t in spoken for t in tokens) / len(tokens)) if len(tokens) >= 2 and spoken else 0.0
         known = GIVEN_NAMES | {n.lower() for n in context.other_names} if context.other_names else GIVEN_NAMES
         vocatives = {m.group(1).lower() for m in (_VOCATIVE_START.search(f.words), _VOCATIVE_END.search(f.words))
@@ -277,7 +282,7 @@ class OverlapPolicy:
         request = bool(_SECOND_PERSON.search(" ".join(tokens)) or _REQUEST_OPENER.search(" ".join(tokens)))
         measured = f.loudness_db is not None and f.loudness_db >= o.plausible_level_db
         loud = 1 / (1 + math.exp(-(f.loudness_db - o.background_level_db) / 2)) if measured else 0.5
-        return {
+        scores = {
             "words": float(len(tokens)),
             "backchannel": backchannel_score(tokens),
             "stop_cue": float(bool(phrases & STOP_CUES)),
@@ -293,6 +298,10 @@ class OverlapPolicy:
             "facing_screen": 0.5 if f.facing_screen is None else float(f.facing_screen),
             "asked_question": float(context.speaking_text.rstrip().endswith("?")),
         }
+        if not o.english_words:  # the English lexicons would misread the words: only names the user gave count
+            scores.update(backchannel=0.0, stop_cue=0.0, request=0.0, lone_name=0.0, repeated_word=0.0,
+                          other_named=float(any(n.lower() in tokens for n in context.other_names)))
+        return scores
 
     @staticmethod
     def _name_begun(tokens: list[str], f: OverlapFeatures, name: str) -> bool:
@@ -387,7 +396,8 @@ class OverlapPolicy:
                                provisional=f.speech_active and not f.is_final)
             return verdict(None, f"backchannel words so far ({f.words!r}); waiting to see if more follows")
         closed = f.is_final or not f.speech_active
-        asks = s["request"] or f.words.rstrip().endswith("?") or bool(_QUESTION_WORD.search(f.words.lower()))
+        asks = s["request"] or f.words.rstrip().endswith("?") \
+            or (o.english_words and bool(_QUESTION_WORD.search(f.words.lower())))
         if closed and f.elapsed_ms < o.backchannel_max_ms and s["words"] <= 2 and not s["request"]:
             # before the final, the words are a partial's ("We" for "Wait,"): the final confirms or revises it
             return verdict(OverlapKind.BACKCHANNEL, f"a short remark that does not claim the floor: {f.words!r}",
@@ -413,8 +423,8 @@ class OverlapPolicy:
             return verdict(OverlapKind.INTERRUPTION, f"the user goes on with their turn ({when}): {f.words!r}")
         if f.facing_screen is False and not s["request"]:
             return verdict(OverlapKind.OTHER_ADDRESSEE, "the user looks away from the screen")
-        cues = addressee_cues(f.words, context.speaking_text, context.topic_text)
-        if cues.other_wins:
+        cues = addressee_cues(f.words, context.speaking_text, context.topic_text) if o.english_words else None
+        if cues is not None and cues.other_wins:
             return verdict(OverlapKind.OTHER_ADDRESSEE, f"aimed at someone in the room: {'; '.join(cues.reasons)} "
                            f"in {f.words!r}", provisional=still_talking)
         content_words = s["words"] * (1.0 - s["backchannel"])
@@ -422,7 +432,7 @@ class OverlapPolicy:
             if f.facing_screen is False:
                 return verdict(OverlapKind.OTHER_ADDRESSEE, f"a request while looking away: {f.words!r}")
             return verdict(OverlapKind.INTERRUPTION, f"a request to the assistant: {f.words!r}")
-        if not asks and cues.to_assistant == 0 and content_words >= o.interruption_min_words:
+        if cues is not None and not asks and cues.to_assistant == 0 and content_words >= o.interruption_min_words:
             return verdict(OverlapKind.OTHER_ADDRESSEE, f"a remark that neither asks Venus anything nor follows its "
                            f"topic: {f.words!r}", provisional=still_talking)
         if content_words >= o.interruption_min_words or (f.is_final and content_words >= 1):

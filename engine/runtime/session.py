@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from engine.runtime.language import plan_language
 from engine.runtime.mouth import Mouth, TextMouth
 from engine.runtime.runtime import Runtime, RuntimeOptions
 from engine.settings import Settings
@@ -88,8 +89,10 @@ def remote_api_key() -> str:
 
 
 def load_shared(settings: Settings, *, speech: bool) -> Shared:
-    """Load the LLM (and, for voice sessions, ASR and TTS) once."""
+    """Load the LLM (and, for voice sessions, ASR and TTS, as the conversation language needs them) once."""
     from engine.llm import open_backend
+
+    settings = plan_language(settings, speech=speech).settings
 
     shared = Shared(backend=open_backend(settings.llm, api_key=remote_api_key() if settings.llm.backend == "remote" else ""))
     if speech:
@@ -122,6 +125,7 @@ def open_session(
     from engine.llm import Conversation, ConversationOptions
 
     voice = devices or mic is not None
+    language = plan_language(settings, speech=voice)  # runs on language.settings; `settings` stays the user's
     owns_shared = shared is None
     shared = shared or load_shared(settings, speech=voice)
     store = None
@@ -141,7 +145,8 @@ def open_session(
 
         the_harness = Harness(settings.harness, timeline.append)
     tools = the_harness.tool_specs() if the_harness is not None else ()
-    conversation = Conversation(timeline, shared.backend, ConversationOptions.from_settings(settings.llm), tools=tools)
+    options = language.conversation_options(ConversationOptions.from_settings(language.settings.llm))
+    conversation = Conversation(timeline, shared.backend, options, tools=tools)
     if the_harness is not None:
         unsubscribes.append(timeline.subscribe(_tool_list_follower(the_harness, conversation)))
     speech = None
@@ -158,7 +163,7 @@ def open_session(
 
         kwargs = dict(transcriber=shared.transcriber, synthesizer=shared.synthesizer, on_level=level)
         if devices:
-            speech = SpeechPipeline.for_devices(timeline, settings, **kwargs)
+            speech = SpeechPipeline.for_devices(timeline, language.settings, **kwargs)
         else:
             from engine.audio import FileSink, FileSource
 
@@ -166,7 +171,7 @@ def open_session(
                 raise ValueError("speech from a file (--mic) needs a file to speak into (--speaker)")
             source = FileSource(Path(mic), realtime=realtime)
             sink = FileSink(Path(speaker), sample_rate=output_rate, session_ms=timeline.now_ms)
-            speech = SpeechPipeline(timeline, source, sink, settings, **kwargs)
+            speech = SpeechPipeline(timeline, source, sink, language.settings, **kwargs)
         mouth: Mouth = speech
     else:
         mouth = TextMouth(on_clause)
@@ -176,8 +181,11 @@ def open_session(
 
         camera = settings.camera.model_copy(update={"device": video}) if video is not None else settings.camera
         vision = VisionService(camera, timeline)
-    runtime = Runtime(timeline, conversation, mouth, harness=the_harness, settings=settings, vision=vision,
-                      options=runtime_options)
+    for text in language.notices:
+        timeline.append(ev.SystemNotice(level="info", code="conversation-language", text=text))
+    runtime = Runtime(timeline, conversation, mouth, harness=the_harness, settings=language.settings, vision=vision,
+                      options=language.runtime_options(runtime_options), end_of_turn=language.end_of_turn(),
+                      overlap=language.overlap())
     runtime_ref.append(runtime)
     if speech is not None:
         speech.wants_voice_score = lambda: runtime.awaiting_answer

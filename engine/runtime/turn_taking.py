@@ -12,7 +12,7 @@ import math
 import re
 import threading
 from collections import OrderedDict
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Protocol
 
 import numpy as np
@@ -166,6 +166,20 @@ class LexicalTurnModel:
         return 1.0 / (1.0 + math.exp(-max(-30.0, min(30.0, z))))
 
 
+class NeutralTurnModel:
+    """The completion score for a language the lexical model was not trained on (it reads English words): every
+    transcript scores the same, so the turn ends on silence alone, after a moderate wait."""
+
+    def __init__(self, probability: float = 0.5) -> None:
+        if not 0.0 <= probability <= 1.0:
+            raise ValueError(f"probability must be within 0..1, got {probability}")
+        self.probability = probability
+
+    def probability_complete(self, text: str) -> float:
+        """The same probability for any words (0 for none)."""
+        return self.probability if text.strip() else 0.0
+
+
 @dataclass(frozen=True)
 class EndOfTurnOptions:
     """How long a silence must last before Venus takes the turn, as a function of completeness."""
@@ -187,6 +201,9 @@ class EndOfTurnOptions:
     # 1 of 60 complete turns of seeds 71/81/91 was capped ("which planet is closest to my son.", 0.56).
     unsure_last_word_probability: float = 0.65
     unsure_last_word_cap: float = 0.1
+    # the rules above that read English words (whisper's punctuation of cut-off English, short turns, verbs that
+    # want an object, the unsure last word's exceptions); off for a conversation in another language
+    english_words: bool = True
 
     def __post_init__(self) -> None:
         if not 0 <= self.min_silence_ms <= self.max_silence_ms:
@@ -230,6 +247,15 @@ class EndOfTurnDetector:
         self._cache: OrderedDict[str, float] = OrderedDict()
         self._lock = threading.Lock()
 
+    @classmethod
+    def for_language(cls, language: str, end_of_turn_silence_ms: int = 500) -> EndOfTurnDetector:
+        """English: the lexical model and its word rules. Another language: silence only (`NeutralTurnModel`: 650 ms,
+        560 ms once the final is in, at the default `end_of_turn_silence_ms`); English word cues would misread it."""
+        options = EndOfTurnOptions.from_base_silence(end_of_turn_silence_ms)
+        if language == "en":
+            return cls(options=options)
+        return cls(NeutralTurnModel(), replace(options, english_words=False))
+
     def probability(self, text: str) -> float:
         """The scorer's completion probability, cached per transcript."""
         key = text.strip()
@@ -262,6 +288,13 @@ class EndOfTurnDetector:
             done = silence_ms >= needed
             return EndOfTurnVerdict(done, 0.0, needed, f"no words yet; {silence_ms}/{needed} ms of silence")
         o = self.options
+        if not o.english_words:
+            probability = min(1.0, self.probability(text) + (o.final_bonus if is_final else 0.0))
+            needed = self.required_silence_ms(probability)
+            verb = "ends" if silence_ms >= needed else "waits"
+            return EndOfTurnVerdict(silence_ms >= needed, probability, needed,
+                                    f"{verb}: silence only (no word cues in this language, p={probability:.2f}); "
+                                    f"{silence_ms}/{needed} ms of silence")
         one_word = len(_WORD.findall(text.lower())) <= 1  # "Yeah." "Stop." are whole turns, period or not
         scored = distrust_asr_punctuation(text) if o.asr_punctuation and not one_word else text.strip()
         probability = self.probability(scored or text)
