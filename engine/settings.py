@@ -85,7 +85,7 @@ class VADSettings(_Section):
 
 class ASRSettings(_Section):
     model: str = "whisper-tiny-en"  # a model id or a path to a CTranslate2 model folder
-    # whisper's language; in a conversation not in English it follows conversation.language ("" = detect it)
+    # the language the user speaks, for whisper; "en" (the default) follows conversation.language; "" = detect it
     language: str = "en"
     partial_interval_ms: int = Field(500, ge=100, le=5000)
     overlap_partial_interval_ms: int = Field(250, ge=100, le=5000)  # while Venus speaks: words decide the overlap

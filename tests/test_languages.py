@@ -93,6 +93,19 @@ def test_spanish_gets_the_multilingual_whisper_espeak_voice_and_a_spanish_prompt
     assert plan_language(plan.settings, speech=True).settings == plan.settings  # applying it twice changes nothing
 
 
+def test_speaking_german_to_an_english_conversation_turns_the_word_cues_off_not_the_english_answers(
+        multilingual_whisper) -> None:
+    settings = Settings()
+    settings.asr.language = "de"  # "Language you speak" in the settings dialog
+    plan = plan_language(settings, speech=True)
+    assert (plan.settings.asr.model, plan.settings.asr.language) == ("whisper-base", "de")
+    assert (plan.settings.tts.engine, plan.settings.tts.voice) == ("piper", "piper-en-us-joe-medium")
+    assert plan.system_prompt("You are Venus.") == "You are Venus."  # Venus answers in English
+    assert plan.settings.llm.max_spoken_sentences == settings.llm.max_spoken_sentences
+    assert plan.end_of_turn().options.english_words is False and plan.overlap().options.english_words is False
+    assert plan.runtime_options(None).local_intents is False and plan.settings.asr.request_hint is False
+
+
 def test_text_only_spanish_needs_no_whisper_or_voice(models_copy) -> None:
     models_copy("whisper-base")
     plan = plan_language(_spanish(), speech=False)

