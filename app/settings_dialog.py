@@ -53,7 +53,7 @@ from app.settings_audio import (
 from app.settings_fields import PAGES, needs_restart, page_of
 from app.settings_form import FormGroup, SectionEditors, fill_choices, help_label, select_value
 from app.settings_mcp import McpPage
-from app.settings_models import ModelsPanel, model_choices
+from app.settings_models import CatalogPanel, ModelsPanel, model_choices
 from app.settings_pages import ApiKeysPage, ToolsPage, describe_tools_offline
 from app.widgets import LevelMeter
 from engine.errors import SecretError
@@ -200,6 +200,9 @@ class SettingsDialog(QDialog):
         self.voice_status.setAccessibleName("Voice preview result")
         self.models = ModelsPanel()
         self.models.model_chosen.connect(self._model_added)
+        self.catalog = CatalogPanel()
+        self.catalog.use_requested.connect(self.use_model)
+        self.catalog.set_in_use(self._models_in_use(settings))
         self.camera_button = QPushButton("Test camera")
         self.camera_button.setAccessibleName("Open the camera and read one picture")
         self.camera_button.clicked.connect(self.test_camera)
@@ -220,7 +223,10 @@ class SettingsDialog(QDialog):
         }
         models = FormGroup("Add a model")
         models.form.addRow(self.models)
-        self._above = {  # pages filled by a widget of their own (no scrolling: the table or list scrolls)
+        catalog = FormGroup("Models to get")
+        catalog.form.addRow(self.catalog)
+        self._above = {  # a page's own widgets above its fields; a table or list that fills it has no scrolling
+            "Models": [catalog],
             "Tools": [self.tools],
             "MCP servers": [help_label("Servers give Venus more tools. Their tools ask before each use unless you "
                                        "allow them; secret values live in the OS keyring."), self.mcp],
@@ -256,7 +262,7 @@ class SettingsDialog(QDialog):
         """One page: its own widgets above (a table or list that fills the page) or below its groups of fields."""
         content = QWidget()
         layout = QVBoxLayout(content)
-        fills = title in self._above
+        fills = any(isinstance(widget, ToolsPage | McpPage) for widget in self._above.get(title, []))
         for widget in self._above.get(title, []):
             layout.addWidget(widget, 1 if isinstance(widget, ToolsPage | McpPage) else 0)
         for group_title, fields in groups:
@@ -306,6 +312,7 @@ class SettingsDialog(QDialog):
         for key, kind in (("llm.model", "llm"), ("asr.model", "asr"), ("camera.face_model", "vision")):
             run_in_thread(f"venus-{kind}-list", lambda kind=kind: model_choices(kind),
                           lambda found, key=key: self.choices_found.emit(key, *found))
+        self.catalog.load(settings.conversation.language)
         if tools is None:
             def list_tools() -> tuple[list[dict[str, Any]], str]:
                 try:
@@ -339,9 +346,34 @@ class SettingsDialog(QDialog):
                                    "speaker(s) found.")
         self._restart_meter()
 
-    def _model_added(self, model_id: str) -> None:
-        items, _ = model_choices("llm")
-        fill_choices(self.model_field, items, keep=model_id)
+    def _model_added(self, model_id: str, kind: str = "llm") -> None:
+        items, _ = model_choices(kind)
+        fill_choices(self.forms[kind].editors["model"], items, keep=model_id)
+
+    @staticmethod
+    def _models_in_use(settings: Settings) -> set[str]:
+        voice = {settings.tts.voice} if settings.tts.engine == "piper" else set()
+        return {settings.llm.model, settings.asr.model, settings.camera.multimodal_model, *voice}
+
+    def use_model(self, advice: Any) -> bool:
+        """Switch to an installed catalog model (a catalog Advice row) and save as the Save button does, so a
+        running Venus reloads it in place: a language model, speech model or voice, or the camera's vision model
+        with its projector."""
+        entry = advice.entry
+        if entry.kind == "llm" and entry.projector:
+            self.forms["camera"].editors["multimodal_model"].setText(entry.id)
+            self.forms["camera"].editors["multimodal_projector"].setText(entry.projector)
+        elif entry.kind in ("llm", "asr"):
+            self._model_added(entry.id, entry.kind)
+        elif entry.kind == "tts":
+            voice = self.forms["tts"].editors["voice"]
+            if voice.findData(_voice_key("piper", entry.id)) < 0:
+                voice.addItem(f"{entry.title} · Piper", _voice_key("piper", entry.id))
+            self.select_voice("piper", entry.id)
+        saved = self.save()
+        if saved:
+            self.catalog.set_in_use(self._models_in_use(self.original))
+        return saved
 
     # ---- trying things out -------------------------------------------------------------------------------------
 

@@ -91,7 +91,8 @@ class FirstRunWizard(QWizard):
         self.language = LanguagePage(sources.languages(settings.asr.model), settings.asr.language)
         default_model = LLMSettings.model_fields["model"].default
         self.models = ModelPage(sources.recommend, checks.check_models,
-                                keep=settings.llm.model if settings.llm.model != default_model else None)
+                                keep=settings.llm.model if settings.llm.model != default_model else None,
+                                language=self.language.language)
         self.camera = CameraPage(camera.enabled, camera.device, checks.check_camera)
         self.tools = ToolsPage(lambda: sources.tools(self.settings), tools_summary)
         self.summary = SummaryPage(self.describe_choices)

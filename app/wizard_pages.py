@@ -24,6 +24,7 @@ from PySide6.QtWidgets import (
 )
 
 from app.device_checks import CheckResult
+from app.settings_models import CatalogPanel
 from app.widgets import LevelMeter
 from app.wizard_choices import Choice, Recommendation
 
@@ -208,33 +209,42 @@ class LanguagePage(QWizardPage):
 
 
 class ModelPage(CheckPage):
-    """The language model recommended for this machine among the installed ones, and the default models check."""
+    """The language model: the installed ones (the best for this machine chosen), the catalog's recommendation for
+    this machine with an optional Get (licence, progress, Cancel), and the default models check. Skipping the Get
+    keeps an installed model."""
 
     def __init__(self, recommend: Callable[[], Recommendation], check_models: Callable[[], CheckResult],
-                 keep: str | None = None) -> None:
+                 keep: str | None = None, language: Callable[[], str] = lambda: "en") -> None:
         super().__init__("Language model", "The model that writes Venus's answers. A bigger one answers better "
                          "but needs more memory and cores.", "Check the models again", check_models, auto_run=True)
         self.recommend = recommend
+        self.language = language  # the language chosen on the page before: the recommendation follows it
         self.keep = keep  # a model the user chose before, preselected over the recommendation
         self.recommendation: Recommendation | None = None
         self.model_box = QComboBox()
         self.model_box.setAccessibleName("Language model")
         self.model_box.setEnabled(False)
         self.reason = _label("Looking at this machine and the installed models…", "Recommendation")
-        self.catalog = _label("There is no model catalog yet, so Venus recommends among the models installed here. "
-                              "Add another with `venus models download URL --sha256 HEX` or "
-                              "`venus models import FILE.gguf`.", "Catalog note")
-        for widget in (self.model_box, self.reason, self.catalog):
+        self.catalog_note = _label("Reading the model catalog…", "Catalog recommendation")
+        self.catalog = CatalogPanel(kinds=(("llm", "Language model"),), only_recommended=True)
+        self.catalog.summary.hide()  # the note above says it in the wizard's words
+        self.catalog.installed.connect(self._got)
+        self.catalog.use_requested.connect(lambda advice: self._select(advice.entry.id))
+        self.catalog.loaded.connect(self._show_catalog)
+        for widget in (self.model_box, self.reason, self.catalog_note, self.catalog):
             self.controls.addWidget(widget)
         self._recommending = False
         self._recommender = Background(self)
         self._recommender.done.connect(self._show_recommendation)
 
     def initializePage(self) -> None:
-        """Recommend and check at once: both need no action from the user."""
+        """Recommend, read the catalog and check at once: none needs an action from the user."""
         if self.recommendation is None and not self._recommending:
             self._recommending = True
             self._recommender.run(self.recommend)
+        language = self.language()
+        if self.catalog.advice is None or self.catalog.language != language:
+            self.catalog.load(language)
         super().initializePage()
 
     def _show_recommendation(self, found: Recommendation | Exception) -> None:
@@ -258,7 +268,45 @@ class ModelPage(CheckPage):
         pick = self.keep if self.keep in ids else found.model_id
         if pick in ids:
             self.model_box.setCurrentIndex(ids.index(pick))
-        self.reason.setText("Recommended: " + found.reason)
+        self.reason.setText("Among the installed models: " + found.reason)
+        self._show_catalog()
+
+    def _show_catalog(self) -> None:
+        """Say what the catalog recommends here; an installed recommendation is chosen unless the user chose before."""
+        advice = self.catalog.advice
+        if advice is None:
+            return
+        if advice.problem:
+            self.catalog_note.setText(advice.problem)
+            return
+        best = advice.recommended("llm")
+        if best is None:
+            self.catalog_note.setText(f"No model of the catalog fits this machine ({advice.machine.describe()}); "
+                                      "Venus keeps an installed one.")
+            return
+        if best.installed:
+            self.catalog_note.setText(f"For this machine ({advice.machine.describe()}) the catalog recommends "
+                                      f"{best.entry.title}, which is installed.")
+            if self.keep is None and self.recommendation is not None:
+                self._select(best.entry.id)
+            return
+        self.catalog_note.setText(f"For this machine ({advice.machine.describe()}) the catalog recommends "
+                                  f"{best.entry.title}: {best.entry.good_at}. Get it now (optional: Venus works with "
+                                  "an installed model meanwhile), or later in Settings → Models.")
+
+    def _got(self, model_id: str) -> None:
+        """A model got from the catalog becomes the choice."""
+        self._select(model_id)
+
+    def _select(self, model_id: str) -> None:
+        index = self.model_box.findData(model_id)
+        if index < 0:
+            row = self.catalog.rows.get(model_id)
+            title = row.advice.entry.title if row is not None else model_id
+            self.model_box.addItem(f"{title} (from the catalog)", model_id)
+            index = self.model_box.count() - 1
+        self.model_box.setEnabled(True)
+        self.model_box.setCurrentIndex(index)
 
     def model(self) -> str | None:
         """The chosen model id, or None while the installed models are still being read (or there are none)."""
