@@ -460,23 +460,26 @@ class CatalogPanel(QWidget):
         self.tabs = QTabWidget()
         self.tabs.setAccessibleName("Models by kind")
         self.lists: dict[str, QVBoxLayout] = {}
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(0, 0, 0, 0)
+        layout.addWidget(self.summary)
         for kind, title in kinds:
             content = QWidget()
             column = QVBoxLayout(content)
             column.setContentsMargins(0, 0, 0, 0)
             column.addStretch(1)
+            self.lists[kind] = column
+            if len(kinds) == 1:  # one short list (the wizard's recommendation): no tabs, no scrolling
+                layout.addWidget(content)
+                continue
             scroll = QScrollArea()
             scroll.setWidgetResizable(True)
             scroll.setFrameShape(QFrame.Shape.NoFrame)
             scroll.setWidget(content)
             self.tabs.addTab(scroll, title)
-            self.lists[kind] = column
-        self.tabs.tabBar().setVisible(len(kinds) > 1)
-        self.tabs.setMinimumHeight(300 if len(kinds) > 1 else 110)
-        layout = QVBoxLayout(self)
-        layout.setContentsMargins(0, 0, 0, 0)
-        layout.addWidget(self.summary)
-        layout.addWidget(self.tabs, 1)
+        self.tabs.setMinimumHeight(320)
+        if len(kinds) > 1:
+            layout.addWidget(self.tabs, 1)
 
     def load(self, language: str | None = None) -> threading.Thread:
         """Read the catalog and judge it for this machine (or `machine`) on a worker thread."""

@@ -285,14 +285,14 @@ class ModelPage(CheckPage):
                                       "Venus keeps an installed one.")
             return
         if best.installed:
-            self.catalog_note.setText(f"For this machine ({advice.machine.describe()}) the catalog recommends "
-                                      f"{best.entry.title}, which is installed.")
+            self.catalog_note.setText(f"The catalog's recommendation for this machine, {best.entry.title}, is "
+                                      "installed.")
             if self.keep is None and self.recommendation is not None:
                 self._select(best.entry.id)
             return
-        self.catalog_note.setText(f"For this machine ({advice.machine.describe()}) the catalog recommends "
-                                  f"{best.entry.title}: {best.entry.good_at}. Get it now (optional: Venus works with "
-                                  "an installed model meanwhile), or later in Settings → Models.")
+        self.catalog_note.setText(f"The catalog recommends {best.entry.title} for this machine. Getting it is "
+                                  "optional: Venus works with an installed model meanwhile; Settings → Models lists "
+                                  "the others.")
 
     def _got(self, model_id: str) -> None:
         """A model got from the catalog becomes the choice."""

@@ -552,6 +552,7 @@ def test_settings_pages_screenshots(qtbot, tmp_path, monkeypatch):
     qtbot.waitUntil(lambda: bool(dialog.tools.levels) and voice.count() > 1, timeout=60000)
     assert any(name.startswith("echo__") for name in dialog.tools.levels)  # the server's tools are listed
     qtbot.waitUntil(lambda: "Looking" not in dialog.device_status.text(), timeout=20000)
+    qtbot.waitUntil(lambda: bool(dialog.catalog.rows), timeout=30000)  # the Models page shows the catalog
     dialog.mcp.editor.setPlainText(json.dumps({  # as a reader would write them, without this machine's paths
         "echo": {"command": "python3", "args": ["mcp_echo_server.py"]},
         "files": {"command": "npx", "args": ["-y", "@modelcontextprotocol/server-filesystem", "~/Documents"],

@@ -131,10 +131,11 @@ def test_first_run_wizard_tests_each_choice_and_saves_them(qtbot, config):
     _grab("language", wizard, shots)
 
     _go_to(wizard, wizard.models)  # recommends and checks by itself
-    qtbot.waitUntil(lambda: wizard.models.result is not None and wizard.models.recommendation is not None,
-                    timeout=30000)
+    qtbot.waitUntil(lambda: wizard.models.result is not None and wizard.models.recommendation is not None
+                    and wizard.models.catalog.advice is not None, timeout=30000)
     assert wizard.models.result.ok, wizard.models.result.message
     assert wizard.models.model() == wizard.models.recommendation.model_id == "smollm2-135m-instruct-q4_1"
+    assert "The catalog recommends" in wizard.models.catalog_note.text(), wizard.models.catalog_note.text()
     _grab("model", wizard, shots)
 
     _go_to(wizard, wizard.camera)
@@ -162,9 +163,10 @@ def test_first_run_wizard_tests_each_choice_and_saves_them(qtbot, config):
     assert saved.camera.enabled and saved.camera.device == video
     assert saved.llm.model == "smollm2-135m-instruct-q4_1" and saved.asr.language == "en"
     assert sorted(p.name for p in shots.iterdir()) == sorted(f"wizard-{i}-{n}.png" for i, n in enumerate(PAGES, 1))
-    if os.environ.get("VENUS_UPDATE_SCREENSHOT") == "1":
-        (REPO / "docs" / "screenshots").mkdir(parents=True, exist_ok=True)
-        for shot in shots.iterdir():
+    update = os.environ.get("VENUS_UPDATE_SCREENSHOT") == "1"
+    (REPO / "docs" / "screenshots").mkdir(parents=True, exist_ok=True)
+    for shot in shots.iterdir():
+        if update or not (REPO / "docs" / "screenshots" / shot.name).exists():  # as the settings screenshots do
             shutil.copy(shot, REPO / "docs" / "screenshots" / shot.name)
 
 
