@@ -1,6 +1,6 @@
 """What the first-run wizard offers to choose from: devices, voices, languages, a model for this machine, tools.
 
-No Qt here: each function reads the machine (PortAudio, espeak-ng, the model registry, the harness) and returns
+No widgets here: each function reads the machine (PortAudio, espeak-ng, the model registry, the harness) and returns
 plain records, so the pages only show them and the choices are testable without widgets.
 """
 
@@ -14,6 +14,8 @@ from pathlib import Path
 
 import psutil
 
+from app.settings_audio import list_devices
+from app.settings_fields import LANGUAGES as SETTINGS_LANGUAGES
 from engine.models import all_entries, verify
 from engine.settings import HarnessSettings
 
@@ -23,8 +25,8 @@ BYTES_PER_CORE = 250_000_000
 # The LLM shares memory with whisper, the voice, the KV cache and the desktop: its file gets at most this share.
 RAM_SHARE = 0.25
 
-LANGUAGES = {"en": "English", "de": "German", "es": "Spanish", "fr": "French", "it": "Italian",
-             "nl": "Dutch", "pt": "Portuguese", "ja": "Japanese", "zh": "Chinese"}
+# The same languages as Settings → General (one list, app/settings_fields.py), as code -> name.
+LANGUAGES = {code: name for name, code in SETTINGS_LANGUAGES}
 
 
 @dataclass(frozen=True)
@@ -74,17 +76,13 @@ class Recommendation:
 
 
 def audio_devices(kind: str) -> list[Choice]:
-    """The system default, then every PortAudio device with `kind` ("input" or "output") channels."""
-    choices = [Choice(None, f"System default {kind}")]
-    try:
-        import sounddevice
-
-        devices = sounddevice.query_devices()
-    except Exception as exc:  # PortAudio missing: the default stays, the check then says why it fails
-        return [Choice(None, f"System default {kind}", f"PortAudio is not available ({exc})")]
-    channels = "max_input_channels" if kind == "input" else "max_output_channels"
-    choices += [Choice(d["name"], d["name"]) for d in devices if d[channels] > 0]
-    return choices
+    """The system default, then every PortAudio device with `kind` ("input" or "output") channels: the same list as
+    Settings → Audio devices (app/settings_audio.py)."""
+    devices = list_devices()
+    names = devices.inputs if kind == "input" else devices.outputs
+    # PortAudio missing or no device at all: the default stays, marked with why its check will fail
+    return [Choice(None, f"System default {kind}", "" if names else devices.problem),
+            *(Choice(name, name) for name in names)]
 
 
 def voices() -> list[Choice]:
@@ -135,8 +133,8 @@ def languages(asr_model: str) -> list[Choice]:
 def recommend_model(machine: Machine | None = None) -> Recommendation:
     """The installed LLM for this machine: the largest chat model whose file fits the cores and the memory.
 
-    There is no model catalog yet, so the choice is among the installed models; a base model (no chat template)
-    is recommended only when no chat model fits.
+    The choice is among the installed models (the wizard shows the catalog's recommendation beside it, with a Get);
+    a base model (no chat template) is recommended only when no chat model fits.
     """
     from engine.models.gguf import read_gguf
 
