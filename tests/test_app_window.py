@@ -10,7 +10,13 @@ os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 import numpy as np  # noqa: E402
 import pytest  # noqa: E402
 from PySide6.QtCore import QPoint, Qt, QThread  # noqa: E402
-from PySide6.QtWidgets import QAbstractButton, QApplication, QLineEdit, QProgressBar  # noqa: E402
+from PySide6.QtWidgets import (  # noqa: E402
+    QAbstractButton,
+    QAbstractItemView,
+    QApplication,
+    QLineEdit,
+    QProgressBar,
+)
 
 from app.controller import TimelineController  # noqa: E402
 from app.demo import play_demo_conversation  # noqa: E402
@@ -230,7 +236,7 @@ def test_screenshot_mid_conversation(qtbot, tmp_path, monkeypatch, theme):
     window = MainWindow(Settings(), controller.timeline, controller)
     qtbot.addWidget(window)
     try:
-        window.resize(1280, 800)
+        window.resize(1280, 940)
         window.show()
         qtbot.waitExposed(window)
         ids = play_demo_conversation(window.timeline)
@@ -245,11 +251,12 @@ def test_screenshot_mid_conversation(qtbot, tmp_path, monkeypatch, theme):
         qtbot.waitUntil(lambda: window.level_meter.value() > 70 and window.captions.live)
         qtbot.waitUntil(lambda: len(window.conversations.ids()) == 4 and window.title.text().startswith("Hi Venus"),
                         timeout=5000)
-        window.conversation.scrollToBottom()
+        first_answer = window.model.index(window.model.find(RowKind.ASSISTANT, "turn-1"))
+        window.conversation.scrollTo(first_answer, QAbstractItemView.ScrollHint.PositionAtTop)  # the Markdown answer
         qtbot.wait(50)
         image = window.grab().toImage()
-        assert (image.width(), image.height()) == (1280, 800)
-        colours = {image.pixel(x, y) for x in range(0, 1280, 37) for y in range(0, 800, 29)}
+        assert (image.width(), image.height()) == (1280, 940)
+        colours = {image.pixel(x, y) for x in range(0, 1280, 37) for y in range(0, 940, 29)}
         assert len(colours) > 8  # a real rendered window, not a blank surface
         background = image.pixelColor(4, 400)
         assert (background.lightness() < 60) == (theme == "dark")
