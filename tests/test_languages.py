@@ -165,6 +165,14 @@ def test_the_multilingual_whisper_hears_spanish(multilingual_whisper, speech) ->
     assert {"quiero", "saber", "capital", "italia"} <= _words(heard.text), heard.text
 
 
+def test_a_whisper_loop_is_found_in_words_of_any_script() -> None:
+    from engine.asr.whisper import looped
+
+    assert looped("¿Qué? ¿Qué? ¿Qué? ¿Qué? ¿Qué? ¿Qué? ¿Qué? ¿Qué? ¿Qué?")
+    assert looped("Sí, sí, sí, sí, sí, sí, sí, sí, sí, sí.")
+    assert not looped("Quiero saber la capital de Italia, y también la de España, por favor.")
+
+
 # ---- the cues that read English words ------------------------------------------------------------------------------
 
 

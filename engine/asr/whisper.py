@@ -81,7 +81,7 @@ _PREPEND_PUNCTUATION = "\"'“¿([{-"  # marks that join the next word (whisper'
 _APPEND_PUNCTUATION = "\"'.。,，!！?？:：”)]}、"  # marks that join the previous word
 
 
-_WORD = re.compile(r"[a-z0-9']+")
+_WORD = re.compile(r"(?:[^\W_]|')+")  # words of any script: "qué" is one word, not "qu"
 
 
 def looped(text: str, min_words: int = 8, max_distinct: float = 0.25) -> bool:
