@@ -9,7 +9,6 @@ from __future__ import annotations
 import gc
 import logging
 import sys
-import time
 from importlib import metadata
 from pathlib import Path
 
@@ -44,6 +43,7 @@ from app.widgets import (
 )
 from app.widgets.help import about_html, shortcuts_html
 from app.widgets.indicators import Captions, ElidedLabel
+from app.widgets.push_to_talk import PushToTalkButton
 from engine import paths
 from engine.settings import Settings, save_settings
 from engine.timeline import Event, Timeline
@@ -63,7 +63,6 @@ SHORTCUT_RENAME = "F2"
 SHORTCUT_EXPORT = "Ctrl+Shift+E"
 SHORTCUT_CAMERA = "Ctrl+K"
 SHORTCUT_HELP = "F1"
-PTT_CLICK_S = 0.35  # a push-to-talk press shorter than this is a click: it keeps listening until the next click
 AUTO_TITLE_WORDS = 6  # an untitled conversation is named after the first words said in it
 
 
@@ -102,9 +101,6 @@ class MainWindow(QMainWindow):
         self.model = ConversationModel(self)
         self.quit_on_close = True  # False while a tray icon can bring the window back
         self._applied_upto = 0  # events of this timeline with a lower seq are already on the view
-        self._ptt_on = False
-        self._ptt_latched = False
-        self._ptt_down_at = 0.0
         self._titled: set[str] = set()
         name = settings.conversation.assistant_name
         self.setWindowTitle(name)
@@ -127,7 +123,7 @@ class MainWindow(QMainWindow):
         self.send_button = self._button("Send", "Send the typed message")
         self.send_button.setObjectName("primaryButton")
         self.mute_button = self._button("Mute", f"Mute the microphone ({SHORTCUT_MUTE})", checkable=True)
-        self.talk_button = self._button("Push to talk", "Push to talk: hold, or click to talk until the next click (F9)")
+        self.talk_button = PushToTalkButton()
         self.stop_button = self._button("Stop talking", f"Stop the assistant speaking ({SHORTCUT_STOP})")
         self._build_layout()
         self._build_actions()
@@ -277,8 +273,7 @@ class MainWindow(QMainWindow):
         self.text_box.returnPressed.connect(self.send_typed_text)
         self.send_button.clicked.connect(self.send_typed_text)
         self.mute_button.toggled.connect(self.set_muted)
-        self.talk_button.pressed.connect(self._on_talk_pressed)
-        self.talk_button.released.connect(self._on_talk_released)
+        self.talk_button.talking.connect(self._on_talking)
         self.stop_button.clicked.connect(self.stop_talking)
         self.camera.toggled.connect(bridge.set_camera)
         self.tasks.cancel_requested.connect(bridge.cancel_task)
@@ -381,13 +376,11 @@ class MainWindow(QMainWindow):
         self.bridge.set_muted(muted)
 
     def set_push_to_talk(self, on: bool) -> None:
-        """Start or end push-to-talk, and show it on the button, the indicator and the captions."""
-        if on == self._ptt_on:
-            return
-        self._ptt_on = on
-        self.talk_button.setDown(on)
-        self.talk_button.setText("Talking… (click to finish)" if on and self._ptt_latched
-                                 else "Talking… release to finish" if on else "Push to talk")
+        """Start or end push-to-talk as if the button were held (the F9 key)."""
+        self.talk_button.set_talking(on)
+
+    def _on_talking(self, on: bool) -> None:
+        # shown at once, before the runtime's own state arrives
         if on:
             self.state_indicator.set_state(RuntimeStateName.USER_SPEAKING)
             self._caption("…")
@@ -395,27 +388,10 @@ class MainWindow(QMainWindow):
             self.captions.clear_words()
         self.bridge.push_to_talk(on)
 
-    def _on_talk_pressed(self) -> None:
-        self._ptt_down_at = time.monotonic()
-        if not self._ptt_latched:
-            self.set_push_to_talk(True)
-
-    def _on_talk_released(self) -> None:
-        if self._ptt_latched:  # the second click ends a clicked push-to-talk
-            self._ptt_latched = False
-            self.set_push_to_talk(False)
-        elif time.monotonic() - self._ptt_down_at < PTT_CLICK_S:  # a click: keep listening until the next
-            self._ptt_latched = True
-            self.talk_button.setDown(True)
-            self.talk_button.setText("Talking… (click to finish)")
-        else:
-            self.set_push_to_talk(False)
-
     def eventFilter(self, watched: QObject, event: QEvent) -> bool:
         """Hold F9 anywhere in this window for push-to-talk (key repeats are ignored)."""
         if event.type() in (QEvent.Type.KeyPress, QEvent.Type.KeyRelease) and isinstance(event, QKeyEvent):
             if event.key() == SHORTCUT_PUSH_TO_TALK and not event.isAutoRepeat() and self.isActiveWindow():
-                self._ptt_latched = False
                 self.set_push_to_talk(event.type() == QEvent.Type.KeyPress)
                 return True
         return super().eventFilter(watched, event)
