@@ -286,6 +286,9 @@ def test_answers_render_as_markdown_and_each_message_has_a_copy_link(qtbot, wind
     bold = doc.find("the plan")
     assert bold.charFormat().fontWeight() >= 600 and doc.find("charger").charFormat().fontFixedPitch()
     assert doc.findBlockByNumber(2).textList() is not None  # the list is a real list
+    raw = delegate._document(window.model.row(1).__class__(kind=RowKind.ASSISTANT, key="x",
+                                                           text='<img src="/etc/x.png"> <h1>big</h1>'), 400)
+    assert '<img src="/etc/x.png">' in raw.toPlainText()  # raw HTML from the model is shown as text, never run
 
     copied = []
     window.conversation.copied.connect(copied.append)

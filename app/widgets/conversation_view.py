@@ -34,6 +34,8 @@ _PADDING = 10  # inside each bubble
 _BUBBLE_SHARE = 0.8  # widest bubble as a share of the view
 _COPY = "Copy"
 _CACHE = 512  # laid-out documents kept
+# GitHub Markdown without raw HTML: an answer's "<img src=...>" or "<h1>" is shown as the text it is
+_MARKDOWN = QTextDocument.MarkdownFeature.MarkdownDialectGitHub | QTextDocument.MarkdownFeature.MarkdownNoHTML
 
 
 def row_html(row: Row, assistant_name: str = "Venus") -> str:
@@ -86,7 +88,7 @@ class UtteranceDelegate(QStyledItemDelegate):
         doc.setDefaultFont(self._view.font())
         doc.setDocumentMargin(0)
         if row_is_markdown(row):
-            doc.setMarkdown(f"**{self._view.assistant_name}**\n\n{row.text}" + (" ▍" if row.streaming else ""))
+            doc.setMarkdown(f"**{self._view.assistant_name}**\n\n{row.text}" + (" ▍" if row.streaming else ""), _MARKDOWN)
         else:
             doc.setHtml(row_html(row, self._view.assistant_name))
         doc.setTextWidth(max(40, width))
