@@ -86,14 +86,14 @@ QListWidget#conversations::item:selected {{ background: {c.accent}; color: #ffff
 QLineEdit {{ background: {c.base}; border: 1px solid {c.border}; border-radius: 8px; padding: {s[1]}px {s[2]}px; }}
 QLineEdit:focus {{ border-color: {c.accent}; }}
 QPushButton, QToolButton {{ background: {c.base}; border: 1px solid {c.border}; border-radius: 8px;
-    padding: {s[1] - 2}px {s[2]}px; }}
+    padding: {s[0]}px {s[2]}px; }}
 QToolButton {{ padding: {s[0]}px {s[1]}px; }}
 QPushButton:hover, QToolButton:hover {{ border-color: {c.accent}; }}
 QPushButton:checked, QPushButton:pressed {{ background: {c.accent}; color: #ffffff; border-color: {c.accent}; }}
 QPushButton#primaryButton {{ background: {c.accent}; color: #ffffff; border-color: {c.accent}; font-weight: 600; }}
 QFrame#taskCard {{ background: {c.base}; border: 1px solid {c.border}; border-radius: 10px; }}
 QFrame#taskCard QLabel {{ background: transparent; }}
-QFrame#taskCard QPushButton {{ padding: 2px {s[1]}px; }}
+QFrame#taskCard QPushButton {{ padding: {s[0]}px {s[1]}px; }}
 QLabel#taskTitle {{ font-weight: 600; }}
 QLabel#stateIndicator {{ font-weight: 600; padding: {s[0]}px {s[2]}px; }}
 QLabel#taskArguments {{ font-family: monospace; font-size: {t['small']}px; color: {c.muted}; }}

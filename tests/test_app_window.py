@@ -402,3 +402,18 @@ def test_tasks_panel_keeps_only_the_latest_finished_cards(qtbot, window):
     shown = window.tasks.task_ids(TaskGroup.DONE)
     assert shown == [f"job-{n}" for n in range(DONE_SHOWN + 2, 2, -1)]  # newest first, the oldest three dropped
     assert sum(r.kind == RowKind.TASK for r in window.model.rows()) == DONE_SHOWN + 3  # all stay in the conversation
+
+
+@pytest.mark.parametrize("dark", [False, True])
+def test_one_type_scale_and_spacing_system_in_both_themes(dark):
+    import re
+
+    from app.theme import DARK, LIGHT, SPACE, TYPE_SCALE, style_sheet
+
+    sheet = style_sheet(dark)
+    sizes = {int(n) for n in re.findall(r"font-size:\s*(\d+)px", sheet)}
+    assert sizes and sizes <= set(TYPE_SCALE.values())  # no font size outside the scale
+    gaps = {int(n) for n in re.findall(r"(?<![-\w])(\d+)px", re.sub(r"(font-size|border-radius|max-height):[^;]*;", "", sheet))}
+    assert gaps <= set(SPACE) | {1}  # 1 px borders; every gap and padding is on the spacing scale
+    colours = DARK if dark else LIGHT
+    assert colours.window in sheet and colours.accent in sheet and (LIGHT if dark else DARK).window not in sheet
