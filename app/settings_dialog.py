@@ -2,8 +2,9 @@
 
 A list of pages on the left, one page at a time on the right. Every value that can be a choice is a
 populated dropdown: devices (with a live level meter and a test sound), voices (with a preview), languages,
-models (installed, size, whether they fit in memory). The Tools page lists every tool with a permission
-dropdown; MCP servers are a form with JSON import and export. Secrets (API keys, MCP secret env values) go to
+models (installed, size, whether they fit in memory). The Models page also lists the catalog of models to get,
+judged for this machine, with Get and "Use this model", which saves at once (app/settings_catalog.py). The Tools
+page lists every tool with a permission dropdown; MCP servers are a form with JSON import and export. Secrets (API keys, MCP secret env values) go to
 the OS keyring; the file gets only `keyring:` references, and "Move to keyring" moves secrets found in clear.
 Saved changes a running Venus cannot take live (the model, devices) offer one "Restart Venus" action.
 Device probing, previews and tool listing run on worker threads, never on the UI thread.
@@ -50,10 +51,11 @@ from app.settings_audio import (
     run_in_thread,
     voice_choices,
 )
+from app.settings_catalog import CatalogPanel
 from app.settings_fields import PAGES, needs_restart, page_of
 from app.settings_form import FormGroup, SectionEditors, fill_choices, help_label, select_value
 from app.settings_mcp import McpPage
-from app.settings_models import CatalogPanel, ModelsPanel, model_choices
+from app.settings_models import ModelsPanel, model_choices
 from app.settings_pages import ApiKeysPage, ToolsPage, describe_tools_offline
 from app.widgets import LevelMeter
 from engine.errors import SecretError
@@ -202,6 +204,7 @@ class SettingsDialog(QDialog):
         self.models.model_chosen.connect(self._model_added)
         self.catalog = CatalogPanel()
         self.catalog.use_requested.connect(self.use_model)
+        self.catalog.installed.connect(self._catalog_installed)
         self.catalog.set_in_use(self._models_in_use(settings))
         self.camera_button = QPushButton("Test camera")
         self.camera_button.setAccessibleName("Open the camera and read one picture")
@@ -350,6 +353,12 @@ class SettingsDialog(QDialog):
         items, _ = model_choices(kind)
         fill_choices(self.forms[kind].editors["model"], items, keep=model_id)
 
+    def _catalog_installed(self, model_id: str) -> None:
+        """A model just got is offered in its dropdown too; the selection stays until the user picks it."""
+        kind = self.catalog.rows[model_id].advice.entry.kind
+        if kind in ("llm", "asr"):
+            fill_choices(self.forms[kind].editors["model"], model_choices(kind)[0])
+
     @staticmethod
     def _models_in_use(settings: Settings) -> set[str]:
         voice = {settings.tts.voice} if settings.tts.engine == "piper" else set()
@@ -392,8 +401,9 @@ class SettingsDialog(QDialog):
         self._restart_meter()
 
     def done(self, result: int) -> None:
-        """Close the microphone with the dialog."""
+        """Close the microphone with the dialog, and stop downloads (their partial files stay to resume)."""
         self.monitor.stop()
+        self.catalog.getter.cancel_all()
         super().done(result)
 
     def hideEvent(self, event: Any) -> None:

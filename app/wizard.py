@@ -140,6 +140,11 @@ class FirstRunWizard(QWizard):
             "Tools: " + (f"{', '.join(asking)} ask first; " if asking else "") + "the shell is off",
         ]
 
+    def done(self, result: int) -> None:
+        """Finish or cancel stops a download still running on the model page (its partial file stays to resume)."""
+        self.models.catalog.getter.cancel_all()
+        super().done(result)
+
     def accept(self) -> None:
         """Save the choices with first run marked done, then close."""
         settings = self.chosen_settings()

@@ -24,7 +24,7 @@ from PySide6.QtWidgets import (
 )
 
 from app.device_checks import CheckResult
-from app.settings_models import CatalogPanel
+from app.settings_catalog import CatalogPanel
 from app.widgets import LevelMeter
 from app.wizard_choices import Choice, Recommendation
 

@@ -18,8 +18,8 @@ import pytest  # noqa: E402
 from PySide6.QtCore import Qt  # noqa: E402
 from PySide6.QtWidgets import QMessageBox, QWizard  # noqa: E402
 
+from app.settings_catalog import CatalogPanel  # noqa: E402
 from app.settings_dialog import SettingsDialog  # noqa: E402
-from app.settings_models import CatalogPanel  # noqa: E402
 from app.wizard import FirstRunWizard  # noqa: E402
 from engine import paths  # noqa: E402
 from engine.errors import ModelNotFound  # noqa: E402
