@@ -335,10 +335,11 @@ class SettingsDialog(QDialog):
             self.error.setText(problem)
 
     def _follow_backend(self) -> None:
-        """The server fields matter only when the model runs on a server."""
-        remote = self.forms["llm"].editors["backend"].currentData() == "remote"
+        """The server fields matter only when the model runs on a server, the device only with PyTorch."""
+        backend = self.forms["llm"].editors["backend"].currentData()
         for name in ("remote_url", "remote_model", "remote_timeout_s"):
-            self.forms["llm"].editors[name].setEnabled(remote)
+            self.forms["llm"].editors[name].setEnabled(backend == "remote")
+        self.forms["llm"].editors["device"].setEnabled(backend == "torch")
 
     def _fill_devices(self, devices: Devices) -> None:
         fill_choices(self.input_box, device_choices(devices.inputs))
