@@ -34,10 +34,10 @@ def whisper_languages() -> frozenset[str]:
     return frozenset(_LANGUAGE_CODES)
 
 
-def check_language(language: str) -> str:
+def check_language(language: str, setting: str = "conversation.language") -> str:
     """The code itself, or a ConfigError naming the setting when whisper does not know it."""
     if language not in whisper_languages():
-        raise ConfigError(f"conversation.language {language!r} is not a language whisper knows",
+        raise ConfigError(f"{setting} {language!r} is not a language whisper knows",
                           fix="use an ISO 639-1 code such as en, es, de, fr or it in settings")
     return language
 

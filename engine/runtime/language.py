@@ -80,12 +80,13 @@ def plan_language(settings: Settings, *, speech: bool) -> LanguagePlan:
     Raises ConfigError for a language whisper does not know, and ModelNotFound (with the install command) when
     speech in another language than English has no multilingual whisper installed.
     """
-    language = check_language(settings.conversation.language.strip().lower())
+    language = settings.conversation.language.strip().lower()
     spoken = spoken_language(language, settings.asr.language.strip().lower())
-    if spoken:
-        check_language(spoken)
     if language == "en" and spoken == "en":
         return LanguagePlan(language, spoken, settings)
+    check_language(language)
+    if spoken:
+        check_language(spoken, "asr.language")
     notices = []
     if language != "en":
         name = language_name(language)
