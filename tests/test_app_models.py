@@ -303,3 +303,36 @@ def _finish(wizard) -> None:
         wizard.next()
     wizard.button(QWizard.WizardButton.FinishButton).click()
     assert wizard.result() == QWizard.DialogCode.Accepted
+
+
+def _advice(model_id: str, kind: str, projector: str | None = None):
+    from engine.models.advice import Advice, Fit
+    from engine.models.catalog import CatalogEntry
+
+    entry = CatalogEntry.model_validate({
+        "id": model_id, "kind": kind, "title": f"Test {model_id}", "publisher": "test", "projector": projector,
+        "files": [{"name": f"{model_id}.bin", "url": "https://huggingface.co/o/r/resolve/main/x.bin", "size_bytes": 1,
+                   "format": "json"}],
+        "license": {"spdx": "MIT", "url": "https://opensource.org/license/mit"}, "ram_bytes": 1, "vram_bytes": 0,
+        "languages": ["en"], "good_at": "tests"})
+    return Advice(entry, Fit.FITS, "fits", installed=True)
+
+
+def test_use_this_model_sets_the_setting_of_its_kind(qtbot, tmp_path, monkeypatch):
+    """A speech model goes to asr.model, a voice to a Piper tts voice, a multimodal model with its projector to the
+    camera; each is saved at once (installed models of the registry stand for catalog ones)."""
+    monkeypatch.setenv("VENUS_CONFIG_DIR", str(tmp_path / "config"))
+    path = tmp_path / "settings.json"
+    settings = Settings()
+    settings.tts.engine, settings.tts.voice = "espeak", "en-us"
+    dialog = SettingsDialog(settings, settings_path=path, restart=lambda: None)
+    qtbot.addWidget(dialog)
+    assert dialog.use_model(_advice("piper-en-us-joe-medium", "tts"))
+    saved = load_settings(path).settings
+    assert (saved.tts.engine, saved.tts.voice) == ("piper", "piper-en-us-joe-medium")
+    assert dialog.use_model(_advice("whisper-tiny-en", "asr"))
+    assert load_settings(path).settings.asr.model == "whisper-tiny-en"
+    assert dialog.use_model(_advice("vision-3b", "llm", projector="vision-3b-mmproj"))
+    camera = load_settings(path).settings.camera
+    assert (camera.multimodal_model, camera.multimodal_projector) == ("vision-3b", "vision-3b-mmproj")
+    assert load_settings(path).settings.llm.model == Settings().llm.model, "the conversation's model is kept"
