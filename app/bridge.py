@@ -206,7 +206,10 @@ class Bridge(QObject):
         self.conversations_listed.emit(listed, self.timeline.conversation_id)
 
     def _switch_now(self, conversation_id: str | None) -> None:
-        timeline = self.controller.switch_conversation(conversation_id)  # type: ignore[attr-defined]
+        switch = getattr(self.controller, "switch_conversation", None)
+        if switch is None:
+            raise NotImplementedError(f"{type(self.controller).__name__} keeps one conversation: it cannot switch")
+        timeline = switch(conversation_id)
         if self._unsubscribe is not None:
             self._unsubscribe()
         self.timeline = timeline
