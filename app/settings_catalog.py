@@ -169,10 +169,10 @@ class ModelGetter(QObject):
             pass
 
 
-def licence_question(parent: QWidget, entry: CatalogEntry) -> QMessageBox:
+def licence_question(parent: QWidget, entry: CatalogEntry, size_bytes: int) -> QMessageBox:
     """The licence, shown before anything is downloaded: its name, its terms in a line and where to read it."""
     e = entry
-    size = f"{e.size_bytes / 1e6:,.0f} MB"
+    size = f"{size_bytes / 1e6:,.0f} MB"
     note = f" ({e.license.note})" if e.license.note else ""
     box = QMessageBox(QMessageBox.Icon.Question, "Licence", "", QMessageBox.StandardButton.Yes
                       | QMessageBox.StandardButton.Cancel, parent)
@@ -367,7 +367,8 @@ class CatalogPanel(QWidget):
     def get(self, model_id: str) -> QMessageBox:
         """Ask about the licence (Accept starts the download); returns the question, shown window-modal."""
         entry = self.rows[model_id].advice.entry
-        self.licence_box = licence_question(self, entry)
+        projector = self.advice.catalog.get(entry.projector).size_bytes if entry.projector else 0
+        self.licence_box = licence_question(self, entry, entry.size_bytes + projector)
         self.licence_box.accepted.connect(lambda: self.start_get(model_id))
         self.licence_box.open()
         return self.licence_box

@@ -177,7 +177,7 @@ def test_get_shows_the_licence_then_progress_cancel_keeps_the_part_and_get_again
     assert row.get_button.isVisible() and not row.use_button.isVisible() and "installed" not in row.title.text()
     question = _accept_licence(qtbot, panel, "smol")
     assert "Apache-2.0" in question and "https://www.apache.org/licenses/LICENSE-2.0" in question
-    assert "test terms" in question and "Accept" in panel.licence_box.button(QMessageBox.StandardButton.Yes).text()
+    assert "download 98 MB?" in question and "test terms" in question and "Accept" in panel.licence_box.button(QMessageBox.StandardButton.Yes).text()
     qtbot.waitUntil(lambda: row.progress.value() >= 3, timeout=30000)
     assert row.progress.isVisible() and row.cancel_button.isVisible() and not row.get_button.isVisible()
     assert re.search(r"Getting… [\d.]+ of 98\.\d MB", row.status.text()), row.status.text()
