@@ -205,6 +205,8 @@ class SettingsDialog(QDialog):
         self.catalog = CatalogPanel()
         self.catalog.use_requested.connect(self.use_model)
         self.catalog.installed.connect(self._catalog_installed)
+        answers_in = self.forms["conversation"].editors["language"]  # the recommendation follows the language
+        answers_in.currentIndexChanged.connect(lambda: self.catalog.load(answers_in.currentData()))
         self.catalog.set_in_use(self._models_in_use(settings))
         self.camera_button = QPushButton("Test camera")
         self.camera_button.setAccessibleName("Open the camera and read one picture")

@@ -164,6 +164,12 @@ def test_the_models_page_lists_the_catalog_by_kind_with_its_fit_for_this_machine
     vision = panel.rows["qwen2.5-vl-3b-instruct-q4_k_m"]
     assert "with its image projector" in vision.details.text()
     assert all(r.advice.entry.kind == "asr" for r in (panel.rows["whisper-base"], panel.rows["whisper-small-en"]))
+    assert "★" in panel.rows["piper-en-us-libritts-r-medium"].title.text()
+    language = dialog.forms["conversation"].editors["language"]
+    language.setCurrentIndex(language.findData("de"))  # answers in German: a German voice, a multilingual whisper
+    qtbot.waitUntil(lambda: "★" in panel.rows["piper-de-de-thorsten-medium"].title.text(), timeout=30000)
+    assert "★" not in panel.rows["piper-en-us-libritts-r-medium"].title.text()
+    assert "★" in panel.rows["whisper-base"].title.text() or "★" in panel.rows["whisper-small"].title.text()
 
 
 def test_get_shows_the_licence_then_progress_cancel_keeps_the_part_and_get_again_resumes(qtbot, tmp_path,
