@@ -241,6 +241,7 @@ def test_a_spanish_conversation_through_venus_chat_mic(multilingual_whisper, spe
     assert {"quiero", "saber", "capital", "italia"} <= _words(heard), proc.stdout
     answer = next(line for line in proc.stdout.splitlines() if line.startswith("venus: "))
     assert answer.removeprefix("venus: ").strip(), proc.stdout  # its quality is the tiny LLM's, not tested here
+    assert "asked to answer in Spanish" in proc.stdout  # the start-up notices are printed, not only stored
     voice, _ = sf.read(reply, dtype="float32")
     assert np.sqrt(np.mean(voice**2)) > 0.005, "the answer is audible in the speaker file"
 

@@ -77,8 +77,8 @@ def run_chat_command(args: argparse.Namespace) -> int:
 
 
 def _chat_text(settings, conversation_id: str | None) -> int:
-    session = open_session(settings, conversation_id=conversation_id)
-    session.timeline.subscribe(TranscriptPrinter(sys.stdout, stream_tokens=True))
+    session = open_session(settings, conversation_id=conversation_id,
+                           observer=TranscriptPrinter(sys.stdout, stream_tokens=True))
     print(f"Venus (conversation {session.timeline.conversation_id}). Type a message; /quit to leave.", flush=True)
     try:
         while True:
@@ -98,8 +98,8 @@ def _chat_text(settings, conversation_id: str | None) -> int:
 
 
 def _chat_files(settings, mic: Path, speaker: Path, conversation_id: str | None) -> int:
-    session = open_session(settings, mic=mic, speaker=speaker, conversation_id=conversation_id)
-    session.timeline.subscribe(TranscriptPrinter(sys.stdout, stream_tokens=False))
+    session = open_session(settings, mic=mic, speaker=speaker, conversation_id=conversation_id,
+                           observer=TranscriptPrinter(sys.stdout, stream_tokens=False))
     try:
         session.speech.source.finished.wait()
         session.speech.wait_idle(timeout=60)
@@ -112,8 +112,8 @@ def _chat_files(settings, mic: Path, speaker: Path, conversation_id: str | None)
 
 
 def _chat_devices(settings, conversation_id: str | None) -> int:
-    session = open_session(settings, devices=True, conversation_id=conversation_id)
-    session.timeline.subscribe(TranscriptPrinter(sys.stdout, stream_tokens=False))
+    session = open_session(settings, devices=True, conversation_id=conversation_id,
+                           observer=TranscriptPrinter(sys.stdout, stream_tokens=False))
     print("Listening. Speak to Venus; Ctrl-C to leave.", flush=True)
     try:
         while True:

@@ -120,8 +120,12 @@ def open_session(
     on_level: Any = None,
     runtime_options: RuntimeOptions | None = None,
     timeline: Timeline | None = None,
+    observer: Callable[[ev.Event], None] | None = None,
 ) -> Session:
-    """Open a conversation: files (`mic`/`speaker`), the sound cards (`devices`) or text only."""
+    """Open a conversation: files (`mic`/`speaker`), the sound cards (`devices`) or text only.
+
+    `observer` is subscribed to the timeline before anything starts, so it also sees the notices the session's
+    own start-up posts (a missing folder, the language's voice, an MCP server failing)."""
     from engine.llm import Conversation, ConversationOptions
 
     voice = devices or mic is not None
@@ -138,8 +142,10 @@ def open_session(
                         else store.new_conversation())
         else:
             timeline = Timeline()
-    the_harness = None
     unsubscribes: list[Callable[[], None]] = []
+    if observer is not None:
+        unsubscribes.append(timeline.subscribe(observer))
+    the_harness = None
     if harness:
         from harness import Harness
 
