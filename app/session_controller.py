@@ -164,7 +164,11 @@ class SessionController:
         from engine.errors import VenusError
 
         try:
-            voice = make_synthesizer(settings)
+            from engine.runtime.language import plan_language
+
+            # the voice the conversation's language asks for (a Spanish one for Spanish), as a reopened session
+            # would choose it
+            voice = make_synthesizer(plan_language(settings, speech=True).settings)
         except (VenusError, ValueError, OSError) as exc:
             self.timeline.append(SystemNotice(level="warning", code="voice-not-changed",
                                               text=f"The new voice could not load ({exc}); Venus keeps her old voice"))
@@ -172,6 +176,10 @@ class SessionController:
         self.session.speech.synthesizer = voice  # read once per clause by the speaking thread
         self.session.shared.synthesizer = voice
         return ["the voice"]
+
+    def microphone_available(self) -> bool:
+        """Whether this session hears a microphone (False: no sound card was found, so Venus is typed only)."""
+        return self.session.speech is not None
 
     # ---- stored conversations (called on the bridge's action thread) ---------------------------------------------
 
