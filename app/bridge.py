@@ -180,6 +180,11 @@ class Bridge(QObject):
         """Hand saved settings to the engine."""
         return self._submit("apply_settings", settings)
 
+    def microphone_available(self) -> bool | None:
+        """Whether the engine hears a microphone; None when the controller does not say (a cheap attribute read)."""
+        probe = getattr(self.controller, "microphone_available", None)
+        return None if probe is None else bool(probe())
+
     # ---- stored conversations (on the controller worker too: they touch the database) ---------------------------
 
     def _run(self, name: str, work: Callable[[], None]) -> Future:

@@ -129,6 +129,7 @@ class MainWindow(QMainWindow):
         self._build_actions()
         self._connect()
         self._show_timeline(timeline)  # a reopened conversation shows its history
+        self._show_microphone(self.bridge.microphone_available())
         self._restore_window_state()
         self.bridge.list_conversations()
 
@@ -158,9 +159,9 @@ class MainWindow(QMainWindow):
         header.addWidget(self.state_indicator)
         meter = QVBoxLayout()
         meter.setSpacing(SPACE[0])
-        mic = QLabel("Microphone")
-        mic.setObjectName("mutedText")
-        meter.addWidget(mic)
+        self.mic_label = QLabel("Microphone")
+        self.mic_label.setObjectName("mutedText")
+        meter.addWidget(self.mic_label)
         meter.addWidget(self.level_meter)
         self.level_meter.setFixedWidth(140)
         header.addLayout(meter)
@@ -300,6 +301,15 @@ class MainWindow(QMainWindow):
         self.state_indicator.set_state(states[-1] if states else RuntimeStateName.LISTENING)
         self.captions.clear_words()
         self._update_title()
+
+    def _show_microphone(self, available: bool | None) -> None:
+        """Say so when the session hears no microphone, instead of a meter that never moves."""
+        missing = available is False
+        self.mic_label.setText("No microphone: type to Venus" if missing else "Microphone")
+        self.level_meter.setEnabled(not missing)
+        self.level_meter.setToolTip("No sound card with a microphone was found; see `venus doctor`" if missing else "")
+        for button in (self.talk_button, self.mute_button):
+            button.setEnabled(not missing)
 
     def _on_switched(self, timeline: Timeline) -> None:
         self._show_timeline(timeline)

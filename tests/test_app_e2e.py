@@ -59,6 +59,7 @@ def test_wav_microphone_transcript_reply_and_tasks_on_the_view(qtbot, engine_win
     reply = _rows(window, RowKind.ASSISTANT)[0]
     assert reply.text == ends[0].text  # the view shows exactly what the engine generated
     assert max(window.levels_seen) > -40  # the microphone's real levels reached the meter
+    assert window.mic_label.text() == "Microphone" and window.talk_button.isEnabled()
 
     harness = controller.session.harness
     done_id = harness.submit("calculate", {"expression": "17.5 * 12 / 100"})
@@ -122,6 +123,7 @@ def test_switching_conversations_reopens_the_session_on_the_chosen_timeline(qtbo
     window.show()
     try:
         first = controller.timeline.conversation_id
+        assert window.mic_label.text() == "No microphone: type to Venus"  # a text-only session says so
         window.text_box.setText("My cat is called Miso")
         window.send_typed_text()
         qtbot.waitUntil(lambda: bool(controller.timeline.events(kinds=[Kind.ASSISTANT_TURN_END])), timeout=60_000)
@@ -160,11 +162,13 @@ def test_the_level_meter_moves_while_someone_speaks_into_the_sound_card(qtbot, s
     shown: list[int] = []
     window.bridge.mic_level.connect(lambda _db: shown.append(window.level_meter.value()))
     try:
-        qtbot.wait(500)
-        quiet = max(shown, default=0)
+        qtbot.waitUntil(lambda: len(shown) >= 5, timeout=10_000)  # levels flow before anyone speaks
+        before = len(shown)
         player = subprocess.Popen(["paplay", "-d", "vsink", str(wav)])
-        qtbot.waitUntil(lambda: max(shown, default=0) >= quiet + 25, timeout=20_000)
+        try:  # (the test sound server may be shared: judge the loudest level while the speech plays)
+            qtbot.waitUntil(lambda: max(shown[before:], default=0) >= 40, timeout=20_000)
+        except Exception:
+            pytest.fail(f"the meter did not rise while speech played: {shown[:before][-5:]} then {shown[before:][:40]}")
         player.wait(timeout=30)
-        qtbot.waitUntil(lambda: window.level_meter.value() <= quiet + 5, timeout=10_000)  # and falls back after
     finally:
         window.shutdown()

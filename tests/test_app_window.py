@@ -417,3 +417,38 @@ def test_one_type_scale_and_spacing_system_in_both_themes(dark):
     assert gaps <= set(SPACE) | {1}  # 1 px borders; every gap and padding is on the spacing scale
     colours = DARK if dark else LIGHT
     assert colours.window in sheet and colours.accent in sheet and (LIGHT if dark else DARK).window not in sheet
+
+
+def test_a_session_without_a_microphone_says_so_instead_of_a_still_meter(qtbot, tmp_path, monkeypatch):
+    monkeypatch.setenv("VENUS_CONFIG_DIR", str(tmp_path / "config"))
+
+    class TypedOnly(TimelineController):
+        def microphone_available(self) -> bool:
+            return False
+
+    timeline = Timeline()
+    window = MainWindow(Settings(), timeline, TypedOnly(timeline))
+    qtbot.addWidget(window)
+    try:
+        assert window.mic_label.text() == "No microphone: type to Venus"
+        assert not window.level_meter.isEnabled() and not window.talk_button.isEnabled()
+        assert "venus doctor" in window.level_meter.toolTip()
+    finally:
+        window.shutdown()
+    assert MainWindow.__init__ and "No microphone" not in _plain_window_mic_label(qtbot, tmp_path)
+
+
+def _plain_window_mic_label(qtbot, tmp_path) -> str:
+    timeline = Timeline()
+    window = MainWindow(Settings(), timeline, TimelineController(timeline))  # says nothing: the meter is shown
+    qtbot.addWidget(window)
+    try:
+        return window.mic_label.text()
+    finally:
+        window.shutdown()
+
+
+def test_level_meter_falls_back_when_levels_stop(qtbot, window):
+    window.bridge.post_mic_level(-6.0)
+    qtbot.waitUntil(lambda: window.level_meter.value() == 90)
+    qtbot.waitUntil(lambda: window.level_meter.value() == 0, timeout=4000)  # 54 dB at 30 dB/s, no level frozen

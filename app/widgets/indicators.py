@@ -104,7 +104,7 @@ class LevelMeter(QWidget):
         self.levels_shown = 0  # levels received so far (tests and diagnostics)
         self._percent = 0
         self._shown_db = METER_FLOOR_DB
-        self._last_at = time.monotonic()
+        self._last_at = self._level_at = time.monotonic()  # last repaint step; last level received
         self._fall = QTimer(self)
         self._fall.setInterval(50)
         self._fall.timeout.connect(self._falling)
@@ -123,7 +123,7 @@ class LevelMeter(QWidget):
         self.levels_shown += 1
         now = time.monotonic()
         fallen = self._shown_db - METER_FALL_DB_PER_S * (now - self._last_at)
-        self._last_at = now
+        self._last_at = self._level_at = now
         target = METER_FLOOR_DB if math.isnan(dbfs) else max(METER_FLOOR_DB, min(0.0, dbfs))
         self._show(max(target, fallen))
         if self._shown_db > METER_FLOOR_DB and not self._fall.isActive():
@@ -132,9 +132,9 @@ class LevelMeter(QWidget):
     def _falling(self) -> None:
         # no level for a while (muted, device gone): let the bar settle instead of freezing at the last one
         now = time.monotonic()
-        if now - self._last_at < 0.1:
-            return
-        self._show(self._shown_db - METER_FALL_DB_PER_S * 0.05)
+        if now - self._level_at < 0.1:
+            return  # levels are still arriving
+        self._show(self._shown_db - METER_FALL_DB_PER_S * (now - self._last_at))
         self._last_at = now
         if self._shown_db <= METER_FLOOR_DB:
             self._fall.stop()
