@@ -1,5 +1,5 @@
 # Venus: `make run` sets everything up and starts Venus; `make test` sets up and runs the tests.
-.PHONY: setup run test bench soak lint clean
+.PHONY: setup run test bench soak lint clean installer installer-test
 
 setup:
 	bash scripts/setup.sh
@@ -18,6 +18,12 @@ bench: setup
 
 soak: setup
 	.venv/bin/python -m bench.soak.run --minutes 30
+
+installer: setup  # dist/venus_*.deb and the AppImage (docs/INSTALLERS.md)
+	bash installers/linux/build.sh
+
+installer-test: installer  # as root: the .deb and the AppImage in a fresh Debian 12 root (debootstrap)
+	bash installers/linux/test.sh
 
 lint: setup
 	.venv/bin/ruff check app engine harness tests bench

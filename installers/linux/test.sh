@@ -1,0 +1,114 @@
+#!/usr/bin/env bash
+# `make installer-test`: install dist/venus_*.deb into a fresh minimal Debian 12 root (debootstrap, as root) with
+# nothing but what the package declares, and use it as a user would: --version, doctor, a spoken question answered
+# in a WAV file, the desktop app on a virtual display for 20 s (screenshot kept); then remove the package (the
+# user's data stays) and run the AppImage's image from the same root. Artifacts: dist/installer-test/.
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+[ "$(id -u)" = 0 ] || { echo "installer-test needs root (debootstrap, chroot)"; exit 2; }
+for tool in debootstrap unsquashfs Xvfb xwininfo espeak-ng sox; do
+  command -v $tool >/dev/null || { echo "missing $tool: apt-get install debootstrap squashfs-tools xvfb x11-utils espeak-ng sox"; exit 2; }
+done
+DEB=$(ls -t dist/venus_*_amd64.deb | head -1)
+IMAGE=$(ls -t dist/Venus-*-x86_64.AppImage dist/Venus-*-x86_64.squashfs 2>/dev/null | head -1 || true)
+OUT=dist/installer-test
+ROOT=$(pwd)/build/installer-test/root
+MIRROR=${DEBIAN_MIRROR:-http://deb.debian.org/debian}
+PY=.venv/bin/python
+t0=$(date +%s)
+step() { echo "== $(( $(date +%s) - t0 )) s: $*"; }
+
+cleanup() {
+  [ -n "${XVFB_PID:-}" ] && kill "$XVFB_PID" 2>/dev/null || true
+  for m in dev/pts dev sys proc; do umount -l "$ROOT/$m" 2>/dev/null || true; done
+}
+trap cleanup EXIT
+cleanup
+rm -rf "$ROOT" "$OUT" && mkdir -p "$ROOT" "$OUT"
+
+step "debootstrap --variant=minbase bookworm"
+debootstrap --variant=minbase bookworm "$ROOT" "$MIRROR" > "$OUT/debootstrap.log" 2>&1
+cp /etc/ssl/certs/ca-certificates.crt "$ROOT/etc/ssl/certs/" 2>/dev/null || true
+[ -f /etc/apt/sources.list.d/debian.sources ] && cp /etc/apt/sources.list.d/debian.sources "$ROOT/etc/apt/sources.list.d/"
+for m in proc sys dev dev/pts; do mount --bind "/$m" "$ROOT/$m"; done
+IN() { chroot "$ROOT" env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin HOME=/root LANG=C.UTF-8 DEBIAN_FRONTEND=noninteractive "$@"; }
+AS_USER() { chroot --userspec=alice:alice "$ROOT" env -i PATH=/usr/bin:/bin HOME=/home/alice LANG=C.UTF-8 USER=alice \
+  XDG_RUNTIME_DIR=/tmp/xdg-alice "$@"; }
+IN useradd -m -s /bin/bash alice
+mkdir -p "$ROOT/tmp/xdg-alice" && chroot "$ROOT" chown alice:alice /tmp/xdg-alice && chmod 700 "$ROOT/tmp/xdg-alice"
+
+step "apt-get install ./$(basename "$DEB") (declared Depends only)"
+cp "$DEB" "$ROOT/tmp/venus.deb"
+IN apt-get update -q > "$OUT/apt.log" 2>&1
+IN apt-get install -y -q --no-install-recommends /tmp/venus.deb >> "$OUT/apt.log" 2>&1
+tail -1 "$OUT/apt.log"
+test -x "$ROOT/usr/bin/venus" && test -f "$ROOT/usr/share/applications/venus.desktop" \
+  && test -f "$ROOT/usr/share/icons/hicolor/256x256/apps/venus.png"
+
+# The question is spoken on the host (espeak-ng is a test tool, not a dependency of Venus).
+espeak-ng -v en-us -s 150 -w /tmp/venus-q22k.wav "What is the capital of France?"
+sox /tmp/venus-q22k.wav -r 16000 -c 1 "$ROOT/tmp/q.wav" pad 0.3 2.0
+chmod 644 "$ROOT/tmp/q.wav"
+
+run_checks() {  # $1: label, $2: the venus command inside the root
+  local label=$1 venus=$2
+  step "$label: venus --version"
+  AS_USER "$venus" --version | tee "$OUT/$label-version.txt"
+  step "$label: venus doctor"
+  AS_USER "$venus" doctor > "$OUT/$label-doctor.txt" 2>&1 || true
+  cat "$OUT/$label-doctor.txt"
+  if grep -q "Traceback" "$OUT/$label-doctor.txt"; then echo "doctor printed a traceback"; exit 1; fi
+  if grep -E "^\s*(FAIL|fail)" "$OUT/$label-doctor.txt" | grep -i "model"; then echo "a bundled model failed"; exit 1; fi
+  step "$label: venus duplex --input q.wav --output a.wav"
+  rm -f "$ROOT/tmp/a-$label.wav"
+  local s=$(date +%s.%N)
+  AS_USER "$venus" duplex --input /tmp/q.wav --output "/tmp/a-$label.wav" > "$OUT/$label-duplex.txt" 2>&1 \
+    || { cat "$OUT/$label-duplex.txt"; exit 1; }
+  echo "duplex took $(echo "$(date +%s.%N) - $s" | bc) s"; tail -5 "$OUT/$label-duplex.txt"
+  cp "$ROOT/tmp/a-$label.wav" "$OUT/"
+  $PY installers/linux/wav_speech.py "$OUT/a-$label.wav"
+  step "$label: desktop app under Xvfb for 20 s"
+  Xvfb :97 -screen 0 1280x800x24 -nolisten tcp > "$OUT/xvfb.log" 2>&1 & XVFB_PID=$!
+  sleep 1
+  s=$(date +%s.%N)
+  AS_USER DISPLAY=:97 "$venus" > "$OUT/$label-app.txt" 2>&1 & local app=$!
+  local shown=""
+  for _ in $(seq 200); do
+    if DISPLAY=:97 xwininfo -root -tree 2>/dev/null | grep -q -i '"venus\|"Venus'; then
+      shown=$(echo "$(date +%s.%N) - $s" | bc); break; fi
+    sleep 0.1
+  done
+  echo "window after ${shown:-never} s"
+  sleep 20
+  DISPLAY=:97 $PY -c "import mss, sys; mss.mss().shot(mon=-1, output=sys.argv[1])" "$OUT/$label-app.png"
+  kill -0 $app || { echo "the app exited early:"; cat "$OUT/$label-app.txt"; exit 1; }
+  kill $app; wait $app 2>/dev/null || true
+  kill $XVFB_PID; wait $XVFB_PID 2>/dev/null || true; XVFB_PID=
+  [ -n "$shown" ] || { echo "no Venus window within 20 s"; cat "$OUT/$label-app.txt"; exit 1; }
+  if grep -q "Traceback" "$OUT/$label-app.txt"; then cat "$OUT/$label-app.txt"; exit 1; fi
+}
+
+run_checks deb venus
+
+step "apt-get remove venus: the user's data stays"
+IN apt-get remove -y -q venus >> "$OUT/apt.log" 2>&1
+test ! -e "$ROOT/opt/venus" && test ! -e "$ROOT/usr/bin/venus"
+ls -d "$ROOT/home/alice/.local/share/venus" "$ROOT/home/alice/.config/venus"
+echo "removed; kept: $(du -sh "$ROOT/home/alice/.local/share/venus" | cut -f1) in ~/.local/share/venus"
+
+if [ -n "$IMAGE" ]; then
+  step "AppImage: $(basename "$IMAGE") in the same root (its dependencies stay installed)"
+  rm -rf "$ROOT/home/alice/.local/share/venus/models"  # the image brings its own models
+  if [[ "$IMAGE" == *.AppImage ]]; then
+    cp "$IMAGE" "$ROOT/tmp/Venus.AppImage" && chmod 755 "$ROOT/tmp/Venus.AppImage"
+    (cd "$ROOT/tmp" && ./Venus.AppImage --appimage-extract > /dev/null) && mv "$ROOT/tmp/squashfs-root" "$ROOT/tmp/Venus.AppDir"
+  else
+    unsquashfs -q -d "$ROOT/tmp/Venus.AppDir" "$IMAGE"
+  fi
+  chmod -R a-w "$ROOT/tmp/Venus.AppDir"  # read-only, as a mounted image is
+  printf '#!/bin/sh\nAPPIMAGE=/tmp/Venus.AppImage exec /tmp/Venus.AppDir/AppRun "$@"\n' > "$ROOT/usr/local/bin/venus-appimage"
+  chmod 755 "$ROOT/usr/local/bin/venus-appimage"
+  run_checks appimage venus-appimage
+  test ! -L "$ROOT/home/alice/.local/share/venus/models/SmolLM2-135M-Instruct.Q4_1.gguf"  # copied, not linked
+fi
+step "installer-test passed"
