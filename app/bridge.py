@@ -185,6 +185,11 @@ class Bridge(QObject):
         probe = getattr(self.controller, "microphone_available", None)
         return None if probe is None else bool(probe())
 
+    def describe_tools(self) -> list[dict] | None:
+        """The running harness's tools for the settings' Tools page (a registry read; None without a harness)."""
+        describe = getattr(self.controller, "describe_tools", None)
+        return None if describe is None else describe()
+
     # ---- stored conversations (on the controller worker too: they touch the database) ---------------------------
 
     def _run(self, name: str, work: Callable[[], None]) -> Future:

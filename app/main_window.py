@@ -472,7 +472,9 @@ class MainWindow(QMainWindow):
         """Open the settings dialog; saved settings apply at once."""
         from app.settings_dialog import SettingsDialog  # the dialog is large; load it on first use
 
-        dialog = SettingsDialog(self.settings, self, settings_path=self.settings_path)
+        # the running harness's tools: a dialog without them would start the MCP servers a second time
+        dialog = SettingsDialog(self.settings, self, settings_path=self.settings_path,
+                                tools=self.bridge.describe_tools())
         dialog.settings_saved.connect(self.apply_settings)
         dialog.open()
         self.settings_dialog = dialog

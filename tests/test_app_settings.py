@@ -424,9 +424,13 @@ def test_tools_page_lists_every_tool_and_a_permission_applies_at_once(qtbot, tmp
     controller = SessionController(Timeline(), settings, persist=False)
     try:
         assert controller.session.harness.wait_mcp_started(60)
-        dialog = SettingsDialog(settings, settings_path=tmp_path / "settings.json", tools=controller.describe_tools(),
-                                restart=Restarts())
-        qtbot.addWidget(dialog)
+        from app.main_window import MainWindow
+
+        window = MainWindow(settings, controller.timeline, controller, settings_path=tmp_path / "settings.json")
+        qtbot.addWidget(window)
+        window.open_settings()  # the window hands the dialog the running harness's tools (no second MCP start)
+        dialog = window.settings_dialog
+        assert dialog.tools.rows == controller.describe_tools()
         dialog.show_page("Tools")
         table = dialog.tools.table
         rows = {table.item(r, 0).text(): [table.item(r, c).text() for c in range(1, 4)] for r in range(table.rowCount())}
