@@ -382,9 +382,68 @@ def bench_answer_start(path: str) -> dict[str, float]:
     return _report_medians(waits, "5 words, 1 thread", "end of the user's turn -> first clause,")
 
 
+def bench_torch_backend(path: str) -> dict[str, float]:
+    """The torch backend beside LlamaBackend, through the same interface, A B alternating: decode tokens/s, time
+    to the first token after a 20-token user message is appended to a cached conversation, roll-back time."""
+    from engine.llm.torch import TorchBackend, TorchOptions
+
+    backends = {"llama.cpp": LlamaBackend(LlamaOptions(model_path=path, n_ctx=2048, n_batch=256, n_threads=THREADS)),
+                "torch": TorchBackend(TorchOptions(model_path=path, n_ctx=2048, n_batch=256, n_threads=THREADS,
+                                                   device="cpu"))}
+    history = _history(4)
+    request = GenerateRequest(max_tokens=GEN_TOKENS, seed=7, **SAMPLING)
+    samples: dict[str, dict[str, list[float]]] = {n: {"tok/s": [], "ttft ms": [], "rollback ms": []} for n in backends}
+    for round_no in range(ROUNDS + 1):
+        for name, backend in backends.items():
+            question = [*history, ChatMessage("user", f"Round {round_no}: what would you pack for a long walk "
+                                                       "in the hills on a cold and windy day?")]
+            backend.sync(history)
+            appended = backend.token_count(question) - backend.token_count(history)
+            started = time.perf_counter()
+            stream = backend.generate(question, request)
+            first = None
+            for _piece in stream:
+                first = first or time.perf_counter()
+            done = time.perf_counter()
+            n = len(stream.finish.tokens)
+            keep = backend.token_count(history)
+            rolled = time.perf_counter()
+            backend.sync_tokens(backend.cached_tokens[:keep], evaluate=False)
+            rollback_s = time.perf_counter() - rolled
+            if round_no and first is not None and n > 1:
+                samples[name]["tok/s"].append((n - 1) / (done - first))
+                samples[name]["ttft ms"].append((first - started) * 1000)
+                samples[name]["rollback ms"].append(rollback_s * 1000)
+    for backend in backends.values():
+        backend.close()
+    medians = {f"{name} {k}": statistics.median(v) for name, d in samples.items() for k, v in d.items()}
+    print(f"torch vs llama.cpp on {path.rsplit('/', 1)[-1]}, CPU, {THREADS} thread, append of ~{appended} tokens:")
+    for key in ("tok/s", "ttft ms", "rollback ms"):
+        torch_v, llama_v = medians[f"torch {key}"], medians[f"llama.cpp {key}"]
+        print(f"  {key:12s} torch {torch_v:9.3f}   llama.cpp {llama_v:9.3f}   ratio torch/llama.cpp {torch_v / llama_v:6.2f}")
+    return medians
+
+
+def bench_torch(path: str) -> None:
+    """The torch section on both shipped models (skipped without the `torch` extra)."""
+    try:
+        import gguf  # noqa: F401
+        import torch  # noqa: F401
+    except ImportError:
+        print("torch backend: not installed (pip install -e '.[torch]'), skipped")
+        return
+    bench_torch_backend(path)
+    gemma = resolve("gemma3-270m-q4_k_m", kind="llm", check=False)
+    if gemma.exists():
+        bench_torch_backend(str(gemma))
+
+
 def main() -> int:
     path = str(resolve("smollm2-135m-instruct-q4_1", kind="llm"))
     print(f"model: {path}, threads: {THREADS}")
+    if sys.argv[1:] == ["torch"]:  # python -m bench.bench_llm torch: only the torch backend's section
+        bench_torch(path)
+        return 0
     bench_decode_speed(path)
     bench_append_cost(path)
     bench_append_in_conversation(path)
@@ -397,6 +456,7 @@ def main() -> int:
     bench_rollback_and_first_token(path)
     bench_first_token_paths(path)
     bench_answer_start(path)
+    bench_torch(path)
     return 0
 
 

@@ -77,6 +77,34 @@ def _llama() -> list[Check]:
     ]
 
 
+def _torch() -> list[Check]:
+    """torch for the torch LLM backend: version, CUDA and the card's free memory, and the backend settings pick."""
+    from engine.llm import chosen_backend
+    from engine.settings import Settings, load_settings
+
+    llm = (load_settings(keep_copy=False).settings if paths.settings_file().exists() else Settings()).llm
+    backend = chosen_backend(llm)
+    try:
+        import torch
+    except Exception as exc:  # ImportError, or OSError from a broken CUDA library
+        status = "fail" if backend == "torch" else "info"
+        return [Check("torch", status, f"not installed ({exc.__class__.__name__}); LLM backend in use: {backend}",
+                      'pip install -e ".[torch]" for the torch backend (README: the CUDA build for a GPU)')]
+    if torch.cuda.is_available():
+        free, total = torch.cuda.mem_get_info()
+        cuda = f"CUDA {torch.version.cuda}: {torch.cuda.get_device_name(0)}, {free / 2**30:.1f} of {total / 2**30:.1f} GiB free"
+    else:
+        cuda = "CUDA not available" + (" (CPU build)" if torch.version.cuda is None else "")
+    where = ""
+    if backend == "torch":
+        where = f" on {'cuda' if llm.device == 'cuda' or (llm.device == 'auto' and torch.cuda.is_available()) else 'cpu'}"
+    fix = ""
+    if backend == "torch" and llm.device == "cuda" and not torch.cuda.is_available():
+        fix = 'install the CUDA build of torch (README) or set llm.device to "auto"'
+    return [Check("torch", "warn" if fix else "ok",
+                  f"{torch.__version__}; {cuda}; LLM backend in use: {backend}{where}", fix)]
+
+
 def _audio() -> list[Check]:
     try:
         import sounddevice as sd
@@ -183,7 +211,7 @@ def _secrets_in(settings: Settings) -> Check:
 
 def run_checks() -> list[Check]:
     """Every check, in report order."""
-    checks = _python_and_os() + [_cpu()] + _llama() + _packages() + _audio() + [_cameras()]
+    checks = _python_and_os() + [_cpu()] + _llama() + _torch() + _packages() + _audio() + [_cameras()]
     checks += _models() + [_keyring(), *_settings(), _database()]
     checks.append(Check("folders", "ok", f"models {paths.models_dir()}; logs {paths.log_dir()}; config {paths.config_dir()}"))
     return checks
