@@ -395,8 +395,7 @@ def bench_torch_backend(path: str) -> dict[str, float]:
     samples: dict[str, dict[str, list[float]]] = {n: {"tok/s": [], "ttft ms": [], "rollback ms": []} for n in backends}
     for round_no in range(ROUNDS + 1):
         for name, backend in backends.items():
-            question = [*history, ChatMessage("user", f"Round {round_no}: what would you pack for a long walk "
-                                                       "in the hills on a cold and windy day?")]
+            question = [*history, ChatMessage("user", f"Round {round_no}: what should I pack for a walk in the hills?")]
             backend.sync(history)
             appended = backend.token_count(question) - backend.token_count(history)
             started = time.perf_counter()

@@ -346,6 +346,26 @@ def test_random_weight_gguf_agrees_with_llama_cpp(tmp_path, arch, quant):
     assert float(np.abs(stepped - ours).max()) < 1e-3
 
 
+def test_int8_weights_track_the_float_model(tmp_path):
+    """The CUDA layout (int8 per output channel, dequantized in the matmul), run on the CPU here."""
+    path = tmp_path / "random-llama.gguf"
+    write_random_gguf(path, "llama", seed=3)
+    logits = {}
+    for weights in ("float", "int8"):
+        backend = TorchBackend(TorchOptions(model_path=str(path), n_ctx=128, n_batch=64, n_threads=1, device="cpu",
+                                            weights=weights))
+        try:
+            assert all(layer["qkv"].int8 == (weights == "int8") for layer in backend.model.layers)
+            tokens = backend.context_tokens([ChatMessage("user", TEXT)])[:32]
+            with torch.inference_mode():
+                logits[weights] = backend.model.forward(torch.tensor(tokens), 0, all_logits=True).numpy()
+        finally:
+            backend.close()
+    error = np.abs(logits["int8"] - logits["float"])
+    assert float(error.mean()) < 0.02 * float(logits["float"].std())
+    assert float((logits["int8"].argmax(1) == logits["float"].argmax(1)).mean()) >= 0.95
+
+
 # ---- errors -------------------------------------------------------------------------------------------------
 
 def test_an_unsupported_architecture_is_named(tmp_path):

@@ -41,6 +41,7 @@ class TorchOptions:
     n_batch: int = 256  # most tokens per forward pass while prefilling
     n_threads: int = 0  # CPU threads; 0 = choose_threads()
     device: str = "auto"  # "auto" (CUDA when available), "cuda" or "cpu"
+    weights: str = "auto"  # "float" (dequantized), "int8" (per-channel, dequantized in the matmul); auto: int8 on CUDA
     content_cache_size: int = 4096  # remembered tokenisations of message contents
 
     def __post_init__(self) -> None:
@@ -50,6 +51,8 @@ class TorchOptions:
             raise ValueError(f"n_batch must be within 1..n_ctx ({self.n_ctx}), got {self.n_batch}")
         if self.device not in ("auto", "cuda", "cpu"):
             raise ValueError(f"device must be auto, cuda or cpu, got {self.device!r}")
+        if self.weights not in ("auto", "float", "int8"):
+            raise ValueError(f"weights must be auto, float or int8, got {self.weights!r}")
 
     @classmethod
     def from_settings(cls, llm: Any, model_path: str) -> TorchOptions:
@@ -69,7 +72,7 @@ def pick_device(wanted: str) -> torch.device:
 
 
 class TorchBackend(LlamaBackend):
-    """A GGUF model evaluated by torch (CPU float32; CUDA bfloat16 with int8 per-channel weights)."""
+    """A GGUF model evaluated by torch (CPU: float32 weights; CUDA: bfloat16 with int8 per-channel weights)."""
 
     continues_open_turn = True
 
@@ -82,8 +85,9 @@ class TorchBackend(LlamaBackend):
         reader = read_gguf(options.model_path)
         self.config = read_config(reader, options.model_path)
         cuda = self.device.type == "cuda"
+        int8 = options.weights == "int8" or (options.weights == "auto" and cuda)
         self.model = Transformer(self.config, load_tensors(reader, options.model_path), n_ctx=options.n_ctx,
-                                 device=self.device, dtype=torch.bfloat16 if cuda else torch.float32, int8=cuda)
+                                 device=self.device, dtype=torch.bfloat16 if cuda else torch.float32, int8=int8)
         del reader
         self._model, self._vocab = load_vocab(options.model_path)
         self.n_ctx = options.n_ctx

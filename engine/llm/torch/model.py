@@ -57,8 +57,9 @@ class Transformer:
             array = take(name, optional)
             return None if array is None else torch.from_numpy(array).to(device=device, dtype=dtype)
 
-        def lin(name: str) -> QuantLinear:
-            return QuantLinear(take(name), device, dtype, int8)
+        def lin(*names: str) -> QuantLinear:
+            # several matrices that read the same input are one matmul (q|k|v, gate|up): fewer calls per step
+            return QuantLinear(np.concatenate([take(n) for n in names]), device, dtype, int8)
 
         c = config
         embd = take("token_embd.weight")
@@ -72,14 +73,14 @@ class Transformer:
             p = f"blk.{i}."
             layer = {
                 "attn_norm": vec(p + "attn_norm.weight"),
-                "q": lin(p + "attn_q.weight"), "k": lin(p + "attn_k.weight"), "v": lin(p + "attn_v.weight"),
+                "qkv": lin(p + "attn_q.weight", p + "attn_k.weight", p + "attn_v.weight"),
                 "o": lin(p + "attn_output.weight"),
-                "q_bias": vec(p + "attn_q.bias", True), "k_bias": vec(p + "attn_k.bias", True),
-                "v_bias": vec(p + "attn_v.bias", True),
+                "qkv_bias": None if p + "attn_q.bias" not in tensors else torch.cat(
+                    [vec(p + f"attn_{x}.bias") for x in "qkv"]),
                 "q_norm": vec(p + "attn_q_norm.weight", True), "k_norm": vec(p + "attn_k_norm.weight", True),
                 "post_attn_norm": vec(p + "post_attention_norm.weight", True),
                 "ffn_norm": vec(p + "ffn_norm.weight"),
-                "gate": lin(p + "ffn_gate.weight"), "up": lin(p + "ffn_up.weight"), "down": lin(p + "ffn_down.weight"),
+                "gate_up": lin(p + "ffn_gate.weight", p + "ffn_up.weight"), "down": lin(p + "ffn_down.weight"),
                 "post_ffn_norm": vec(p + "post_ffw_norm.weight", True),
             }
             self.layers.append(layer)
@@ -145,9 +146,9 @@ class Transformer:
                 h = self._norm(h, layer["post_attn_norm"])
             x = x + h
             h = self._norm(x, layer["ffn_norm"])
-            gate = layer["gate"](h)
+            gate, up = layer["gate_up"](h).split(c.n_ff, dim=-1)
             gate = F.gelu(gate, approximate="tanh") if c.arch == "gemma3" else F.silu(gate)
-            h = layer["down"](gate * layer["up"](h))
+            h = layer["down"](gate * up)
             if layer["post_ffn_norm"] is not None:
                 h = self._norm(h, layer["post_ffn_norm"])
             x = x + h
@@ -170,9 +171,10 @@ class Transformer:
     def _attention(self, index: int, layer: dict, h: torch.Tensor, start: int, mask: torch.Tensor | None) -> torch.Tensor:
         c = self.config
         t = h.shape[0]
-        q, k, v = layer["q"](h), layer["k"](h), layer["v"](h)
-        if layer["q_bias"] is not None:
-            q, k, v = q + layer["q_bias"], k + layer["k_bias"], v + layer["v_bias"]
+        qkv = layer["qkv"](h)
+        if layer["qkv_bias"] is not None:
+            qkv = qkv + layer["qkv_bias"]
+        q, k, v = qkv.split((c.n_heads * c.head_dim, c.n_kv_heads * c.head_dim, c.n_kv_heads * c.head_dim), dim=-1)
         q = q.view(t, c.n_heads, c.head_dim).transpose(0, 1)
         k = k.view(t, c.n_kv_heads, c.head_dim).transpose(0, 1)
         v = v.view(t, c.n_kv_heads, c.head_dim).transpose(0, 1)
