@@ -215,6 +215,8 @@ class LlamaBackend:
 
     def closing_tokens(self) -> list[int]:
         """The tokens that may close a user's message after a word: its end-of-message marker and ". ? !"."""
+        if self._closed:  # the vocabulary went with the model
+            raise BackendError("the LLM backend is closed")
         tail = self._special_tokens(self.template.piece(ChatMessage("user", "")).tail)
         if not tail:
             raise BackendError("the chat template has no end-of-turn marker after a user message")
@@ -222,6 +224,8 @@ class LlamaBackend:
 
     def word_token(self, word: str) -> int | None:
         """The token of `word` as it follows another word (" the"), or None if it takes more than one."""
+        if self._closed:
+            raise BackendError("the LLM backend is closed")
         ids = self._content_tokens(f" {word}" if word[:1].isalnum() else word)
         return ids[0] if len(ids) == 1 else None
 
