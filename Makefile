@@ -1,9 +1,11 @@
 # Venus: `make run` sets everything up and starts Venus; `make test` sets up and runs the tests.
 .PHONY: setup run test bench soak lint clean installer installer-test
+# setup also installs the torch LLM backend's extra [torch] (its tests need it); TORCH=0 skips it (README)
+TORCH ?= 1
 
 setup:
 	bash scripts/setup.sh
-	.venv/bin/python -c "import torch, gguf" 2>/dev/null || .venv/bin/python -m pip install -q -e ".[torch]"  # torch backend tests (CPU build, ~750 MB)
+	[ "$(TORCH)" = 0 ] || .venv/bin/python -c "import torch, gguf" 2>/dev/null || .venv/bin/python -m pip install -q -e ".[torch]"
 
 run: setup
 	bash scripts/run.sh
