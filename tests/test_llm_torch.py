@@ -244,6 +244,29 @@ def test_splice_agrees_with_llama_cpp_splice(smollm):
         reference.close()
 
 
+def test_settings_and_the_command_line_select_the_torch_backend(monkeypatch):
+    from app.cli import build_parser
+    from engine.doctor import _torch
+    from engine.llm import BACKEND_ENV, chosen_backend, open_backend
+    from engine.settings import Settings
+
+    llm = Settings().llm.model_copy(update={"backend": "torch", "device": "cpu", "n_ctx": 512, "n_threads": 1})
+    backend = open_backend(llm)
+    try:
+        assert isinstance(backend, TorchBackend) and backend.device.type == "cpu"
+        stream = backend.generate([ChatMessage("user", "Say hello.")], GenerateRequest(temperature=0.0, max_tokens=8))
+        assert stream.text() and stream.finish.reason in ("max_tokens", "complete")
+    finally:
+        backend.close()
+    for command in ("chat", "duplex"):
+        extra = ["--input", "in.wav"] if command == "duplex" else []
+        assert build_parser().parse_args([command, "--llm-backend", "torch", *extra]).llm_backend == "torch"
+    monkeypatch.setenv(BACKEND_ENV, "torch")  # what --llm-backend sets for its run
+    assert chosen_backend(Settings().llm) == "torch"
+    check = _torch()[0]
+    assert check.status == "ok" and torch.__version__ in check.detail and "LLM backend in use: torch on" in check.detail
+
+
 # ---- random-weight GGUFs of each architecture, written with gguf's own writer ----------------------------
 
 def _copy_tokenizer(writer, source: str) -> int:
