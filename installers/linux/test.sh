@@ -6,8 +6,8 @@
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 [ "$(id -u)" = 0 ] || { echo "installer-test needs root (debootstrap, chroot)"; exit 2; }
-for tool in debootstrap unsquashfs Xvfb xwininfo espeak-ng sox; do
-  command -v $tool >/dev/null || { echo "missing $tool: apt-get install debootstrap squashfs-tools xvfb x11-utils espeak-ng sox"; exit 2; }
+for tool in debootstrap unsquashfs Xvfb xdotool espeak-ng sox; do
+  command -v $tool >/dev/null || { echo "missing $tool: apt-get install debootstrap squashfs-tools xvfb xdotool espeak-ng sox"; exit 2; }
 done
 DEB=$(ls -t dist/venus_*_amd64.deb | head -1)
 IMAGE=$(ls -t dist/Venus-*-x86_64.AppImage dist/Venus-*-x86_64.squashfs 2>/dev/null | head -1 || true)
@@ -50,8 +50,8 @@ espeak-ng -v en-us -s 150 -w /tmp/venus-q22k.wav "What is the capital of France?
 sox /tmp/venus-q22k.wav -r 16000 -c 1 "$ROOT/tmp/q.wav" pad 0.3 2.0
 chmod 644 "$ROOT/tmp/q.wav"
 
-run_checks() {  # $1: label, $2: the venus command inside the root
-  local label=$1 venus=$2
+run_checks() {  # $1: label, $2: the venus command inside the root, $3: "main" to skip the first-run wizard
+  local label=$1 venus=$2 window=${3:-wizard}
   step "$label: venus --version"
   AS_USER "$venus" --version | tee "$OUT/$label-version.txt"
   step "$label: venus doctor"
@@ -67,24 +67,28 @@ run_checks() {  # $1: label, $2: the venus command inside the root
   echo "duplex took $(echo "$(date +%s.%N) - $s" | bc) s"; tail -5 "$OUT/$label-duplex.txt"
   cp "$ROOT/tmp/a-$label.wav" "$OUT/"
   $PY installers/linux/wav_speech.py "$OUT/a-$label.wav"
-  step "$label: desktop app under Xvfb for 20 s"
+  step "$label: desktop app under Xvfb for 20 s ($window)"
+  if [ "$window" = main ]; then  # as after the first-run wizard: the main window
+    AS_USER sh -c 'mkdir -p ~/.config/venus && echo "{\"ui\": {\"first_run_done\": true}}" > ~/.config/venus/settings.json'
+  fi
   Xvfb :97 -screen 0 1280x800x24 -nolisten tcp > "$OUT/xvfb.log" 2>&1 & XVFB_PID=$!
   sleep 1
   s=$(date +%s.%N)
-  AS_USER DISPLAY=:97 "$venus" > "$OUT/$label-app.txt" 2>&1 & local app=$!
+  AS_USER DISPLAY=:97 timeout -k 5 24 "$venus" > "$OUT/$label-app.txt" 2>&1 & local app=$!
   local shown=""
-  for _ in $(seq 200); do
-    if DISPLAY=:97 xwininfo -root -tree 2>/dev/null | grep -q -i '"venus\|"Venus'; then
+  for _ in $(seq 200); do  # any visible window on this private display is Venus's
+    if DISPLAY=:97 xdotool search --onlyvisible --name . >/dev/null 2>&1; then
       shown=$(echo "$(date +%s.%N) - $s" | bc); break; fi
     sleep 0.1
   done
   echo "window after ${shown:-never} s"
-  sleep 20
-  DISPLAY=:97 $PY -c "import mss, sys; mss.mss().shot(mon=-1, output=sys.argv[1])" "$OUT/$label-app.png"
-  kill -0 $app || { echo "the app exited early:"; cat "$OUT/$label-app.txt"; exit 1; }
-  kill $app; wait $app 2>/dev/null || true
+  sleep "$(echo "20 - ($(date +%s.%N) - $s)" | bc)" 2>/dev/null || true
+  local alive=yes; DISPLAY=:97 xdotool search --onlyvisible --name . >/dev/null 2>&1 || alive=no
+  DISPLAY=:97 $PY -c "import mss, sys; getattr(mss, 'MSS', mss.mss)().shot(mon=-1, output=sys.argv[1])" "$OUT/$label-app.png"
+  wait $app || true  # timeout ends it at 24 s
   kill $XVFB_PID; wait $XVFB_PID 2>/dev/null || true; XVFB_PID=
   [ -n "$shown" ] || { echo "no Venus window within 20 s"; cat "$OUT/$label-app.txt"; exit 1; }
+  [ $alive = yes ] || { echo "the window was gone before 20 s:"; cat "$OUT/$label-app.txt"; exit 1; }
   if grep -q "Traceback" "$OUT/$label-app.txt"; then cat "$OUT/$label-app.txt"; exit 1; fi
 }
 
@@ -103,12 +107,12 @@ if [ -n "$IMAGE" ]; then
     cp "$IMAGE" "$ROOT/tmp/Venus.AppImage" && chmod 755 "$ROOT/tmp/Venus.AppImage"
     (cd "$ROOT/tmp" && ./Venus.AppImage --appimage-extract > /dev/null) && mv "$ROOT/tmp/squashfs-root" "$ROOT/tmp/Venus.AppDir"
   else
-    unsquashfs -q -d "$ROOT/tmp/Venus.AppDir" "$IMAGE"
+    unsquashfs -no-progress -q -d "$ROOT/tmp/Venus.AppDir" "$IMAGE" > /dev/null
   fi
   chmod -R a-w "$ROOT/tmp/Venus.AppDir"  # read-only, as a mounted image is
   printf '#!/bin/sh\nAPPIMAGE=/tmp/Venus.AppImage exec /tmp/Venus.AppDir/AppRun "$@"\n' > "$ROOT/usr/local/bin/venus-appimage"
   chmod 755 "$ROOT/usr/local/bin/venus-appimage"
-  run_checks appimage venus-appimage
+  run_checks appimage /usr/local/bin/venus-appimage main
   test ! -L "$ROOT/home/alice/.local/share/venus/models/SmolLM2-135M-Instruct.Q4_1.gguf"  # copied, not linked
 fi
 step "installer-test passed"

@@ -1,0 +1,35 @@
+#!/usr/bin/env bash
+# Cold start of the desktop app, frozen vs source, on this machine: seconds from exec to Venus's window shown
+# (xdotool, a virtual display) and to "listening" (its microphone stream open on the PulseAudio test server).
+# Usage: bash installers/linux/startup.sh [runs]   (each run uses fresh settings and data folders; same models)
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+RUNS=${1:-3}
+. scripts/test-services.sh
+MODELS=${VENUS_MODELS_DIR:-$HOME/.local/share/venus/models}
+Xvfb :96 -screen 0 1280x800x24 -nolisten tcp >/dev/null 2>&1 & XVFB=$!
+trap 'kill $XVFB 2>/dev/null || true' EXIT
+sleep 1
+measure() {  # $1 label, rest: command
+  local label=$1; shift
+  for run in $(seq "$RUNS"); do
+    local tmp; tmp=$(mktemp -d)
+    mkdir -p "$tmp/config" && echo '{"ui": {"first_run_done": true}}' > "$tmp/config/settings.json"
+    local s; s=$(date +%s.%N)
+    DISPLAY=:96 VENUS_CONFIG_DIR=$tmp/config VENUS_DATA_DIR=$tmp/data VENUS_LOG_DIR=$tmp/log \
+      VENUS_MODELS_DIR=$MODELS "$@" >"$tmp/out.txt" 2>&1 & local pid=$!
+    local window="" listening=""
+    for _ in $(seq 600); do
+      [ -z "$window" ] && DISPLAY=:96 xdotool search --onlyvisible --pid "$pid" >/dev/null 2>&1 && window=$(echo "$(date +%s.%N) - $s" | bc)
+      [ -z "$listening" ] && pactl list source-outputs 2>/dev/null | grep -q "application.process.id = \"$pid\"" \
+        && listening=$(echo "$(date +%s.%N) - $s" | bc)
+      [ -n "$window" ] && [ -n "$listening" ] && break
+      sleep 0.05
+    done
+    kill "$pid" 2>/dev/null; wait "$pid" 2>/dev/null || true
+    printf '%s run %d: window %.2f s, listening %.2f s\n' "$label" "$run" "${window:-nan}" "${listening:-nan}"
+    rm -rf "$tmp"
+  done
+}
+[ -x dist/pyinstaller/venus/venus ] && measure frozen dist/pyinstaller/venus/venus
+measure source .venv/bin/venus
