@@ -283,8 +283,10 @@ def _copy_tokenizer(writer, source: str) -> int:
     return len(tokens)
 
 
-def write_random_gguf(path: Path, arch: str, *, seed: int = 0, quant: bool = False) -> None:
-    """A tiny model of `arch` with random weights and SmolLM2's tokenizer."""
+def write_random_gguf(path: Path, arch: str, *, seed: int = 0, quant: bool = False, rope_freqs: bool = False,
+                      rope_dims: int = 0) -> None:
+    """A tiny model of `arch` with random weights and SmolLM2's tokenizer (`rope_freqs`: Llama 3.x's RoPE
+    frequency divisors; `rope_dims`: a partial rotary dimension count)."""
     rng = np.random.default_rng(seed)
     embd, heads, kv_heads, head_dim, ff = 64, 4, 2, 16, 128
     layers = 6 if arch == "gemma3" else 2  # gemma3: five sliding layers, then a global one
@@ -302,6 +304,8 @@ def write_random_gguf(path: Path, arch: str, *, seed: int = 0, quant: bool = Fal
     writer.add_rope_freq_base(10000.0)
     if arch == "gemma3":
         writer.add_sliding_window(8)  # short, so a 40-token test crosses it
+    if rope_dims:
+        writer.add_rope_dimension_count(rope_dims)
     n_vocab = _copy_tokenizer(writer, str(resolve(SMOLLM, kind="llm")))
 
     def mat(rows: int, cols: int, scale: float = 0.08) -> np.ndarray:
@@ -318,6 +322,8 @@ def write_random_gguf(path: Path, arch: str, *, seed: int = 0, quant: bool = Fal
     add("output_norm.weight", (1 + 0.1 * rng.standard_normal(embd)).astype(np.float32))
     if arch != "gemma3":
         add("output.weight", mat(n_vocab, embd, 0.3))
+    if rope_freqs:
+        add("rope_freqs.weight", np.geomspace(1.0, 8.0, head_dim // 2).astype(np.float32))
     for i in range(layers):
         p = f"blk.{i}."
         add(p + "attn_norm.weight", (1 + 0.1 * rng.standard_normal(embd)).astype(np.float32))
@@ -345,11 +351,12 @@ def write_random_gguf(path: Path, arch: str, *, seed: int = 0, quant: bool = Fal
     writer.close()
 
 
-@pytest.mark.parametrize(("arch", "quant"), [("llama", False), ("llama", True), ("qwen2", False),
-                                             ("qwen3", False), ("gemma3", False), ("gemma3", True)])
-def test_random_weight_gguf_agrees_with_llama_cpp(tmp_path, arch, quant):
+@pytest.mark.parametrize(("arch", "quant", "rope_freqs"), [
+    ("llama", False, False), ("llama", True, False), ("llama", False, True), ("qwen2", False, False),
+    ("qwen3", False, False), ("gemma3", False, False), ("gemma3", True, False)])
+def test_random_weight_gguf_agrees_with_llama_cpp(tmp_path, arch, quant, rope_freqs):
     path = tmp_path / f"random-{arch}.gguf"
-    write_random_gguf(path, arch, seed=len(arch), quant=quant)
+    write_random_gguf(path, arch, seed=len(arch), quant=quant, rope_freqs=rope_freqs)
     backend = TorchBackend(TorchOptions(model_path=str(path), n_ctx=256, n_batch=64, n_threads=1, device="cpu"))
     try:
         tokens = backend.context_tokens([ChatMessage("user", TEXT)])[:48]
@@ -403,6 +410,13 @@ def test_an_unsupported_architecture_is_named(tmp_path):
     with pytest.raises(UnsupportedModel, match="architecture 'mamba'") as info:
         TorchBackend(TorchOptions(model_path=str(path), n_ctx=128, n_batch=64, device="cpu"))
     assert info.value.code == "model-unsupported" and "llama_cpp" in info.value.fix
+
+
+def test_an_unsupported_feature_is_named(tmp_path):
+    path = tmp_path / "partial-rope.gguf"
+    write_random_gguf(path, "qwen2", rope_dims=8)
+    with pytest.raises(UnsupportedModel, match=r"qwen2\.rope\.dimension_count = 8"):
+        TorchBackend(TorchOptions(model_path=str(path), n_ctx=128, n_batch=64, device="cpu"))
 
 
 def test_a_truncated_gguf_is_corrupt(tmp_path):

@@ -9,8 +9,11 @@ splice (cached keys moved and re-rotated), logits reads and sampling on the devi
 from __future__ import annotations
 
 import codecs
+import ctypes
 import logging
+import queue
 import threading
+import time
 from collections import OrderedDict
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -76,7 +79,9 @@ class TorchBackend(LlamaBackend):
 
     continues_open_turn = True
 
-    def __init__(self, options: TorchOptions) -> None:  # noqa: D107 - LlamaBackend.__init__ is not called
+    def __init__(self, options: TorchOptions) -> None:
+        # LlamaBackend.__init__ is not called (it creates a llama.cpp context): the state its shared methods
+        # (tokens, template, worker, sync) read is set up here instead
         self.options = options
         self.device = pick_device(options.device)
         self.n_threads = choose_threads(options.n_threads)
@@ -100,8 +105,6 @@ class TorchBackend(LlamaBackend):
             bos_token=self._model.token_get_text(bos_id) if bos_id >= 0 else "",
             eos_token=self._model.token_get_text(eos_id) if eos_id >= 0 else "",
         )
-        import ctypes
-
         self._piece_buffer = ctypes.create_string_buffer(256)
         self._eog_ids = end_of_generation_ids(self._vocab, self.n_vocab)
         self._evaluated: list[int] = []
@@ -115,8 +118,6 @@ class TorchBackend(LlamaBackend):
         self._job_cancel: threading.Event | None = None
         self._streams: set[TokenStream] = set()
         self._streams_lock = threading.Lock()
-        import queue
-
         self._jobs: queue.SimpleQueue[tuple[Callable[[], Any], Any] | None] = queue.SimpleQueue()
         self._closed = False
         self._worker = threading.Thread(target=self._work, name="venus-llm", daemon=True)
@@ -194,8 +195,6 @@ class TorchBackend(LlamaBackend):
                 self._logits_at = -1
         stats = SyncStats(kept=keep, removed=removed, total=len(tokens))
         if evaluate and keep < len(tokens):
-            import time
-
             started = time.perf_counter()
             self._evaluate(tokens[keep:])
             stats.decode_s = time.perf_counter() - started
@@ -204,8 +203,6 @@ class TorchBackend(LlamaBackend):
 
     def _splice_job(self, tokens: list[int]) -> SyncStats:
         """Keep the cached prefix and the shared tail; move the tail (keys re-rotated) and evaluate the middle."""
-        import time
-
         self._abort.clear()
         old = self._evaluated
         keep = _common_prefix(old, tokens)

@@ -87,6 +87,16 @@ def read_config(reader, path: str | Path) -> ModelConfig:
 
     n_embd, n_heads = int(need("embedding_length")), int(need("attention.head_count"))
     head_dim = int(_field(reader, f"{arch}.attention.key_length", n_embd // n_heads))
+    unsupported = {  # features of these architectures this backend does not implement, named in the error
+        f"{arch}.rope.dimension_count": (int(_field(reader, f"{arch}.rope.dimension_count", head_dim)), head_dim),
+        f"{arch}.rope.scaling.type": (str(_field(reader, f"{arch}.rope.scaling.type", "none")), "none"),
+        f"{arch}.expert_count": (int(_field(reader, f"{arch}.expert_count", 0)), 0),
+    }
+    for key, (value, expected) in unsupported.items():
+        if value != expected and not (key.endswith("scaling.type") and value == "linear"
+                                      and float(_field(reader, f"{arch}.rope.scaling.factor", 1.0)) == 1.0):
+            raise UnsupportedModel(f"{path}: {key} = {value!r} is not implemented by the torch backend",
+                                   fix='set llm.backend to "llama_cpp" for this model')
     embd = next((t for t in reader.tensors if t.name == "token_embd.weight"), None)
     if embd is None:
         raise ModelCorrupt(f"{path}: tensor token_embd.weight is missing", fix="download or import the model again")

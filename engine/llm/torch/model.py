@@ -87,6 +87,9 @@ class Transformer:
         shape = (c.n_kv_heads, n_ctx, c.head_dim)
         self.k_cache = [torch.zeros(shape, device=device, dtype=dtype) for _ in range(c.n_layers)]
         self.v_cache = [torch.zeros(shape, device=device, dtype=dtype) for _ in range(c.n_layers)]
+        # Llama 3.x stores its long-context RoPE scaling as per-frequency divisors (llama.cpp's rope_freqs)
+        freqs = tensors.get("rope_freqs.weight")
+        self._freq_factors = None if freqs is None else torch.from_numpy(freqs).to(torch.float64).flatten()
         positions = torch.arange(n_ctx, dtype=torch.float64)
         self._rope = {base: self._rope_table(positions, base) for base in {c.rope_base, c.rope_base_local} if base}
 
@@ -95,6 +98,8 @@ class Transformer:
     def _rope_table(self, positions: torch.Tensor, base: float) -> tuple[torch.Tensor, torch.Tensor]:
         half = self.config.head_dim // 2
         inv = base ** (-torch.arange(half, dtype=torch.float64) * 2 / self.config.head_dim)
+        if self._freq_factors is not None and base == self.config.rope_base:
+            inv = inv / self._freq_factors
         angles = positions[:, None] * inv[None, :]
         return angles.cos().to(self.device, self.dtype), angles.sin().to(self.device, self.dtype)
 
