@@ -389,7 +389,10 @@ def bench_torch_backend(path: str) -> dict[str, float]:
 
     backends = {"llama.cpp": LlamaBackend(LlamaOptions(model_path=path, n_ctx=2048, n_batch=256, n_threads=THREADS)),
                 "torch": TorchBackend(TorchOptions(model_path=path, n_ctx=2048, n_batch=256, n_threads=THREADS,
-                                                   device="cpu"))}
+                                                   device="cpu")),
+                # the layout a CUDA device gets (int8 per output row), here on the CPU
+                "torch int8": TorchBackend(TorchOptions(model_path=path, n_ctx=2048, n_batch=256, n_threads=THREADS,
+                                                        device="cpu", weights="int8"))}
     history = _history(4)
     request = GenerateRequest(max_tokens=GEN_TOKENS, seed=7, **SAMPLING)
     samples: dict[str, dict[str, list[float]]] = {n: {"tok/s": [], "ttft ms": [], "rollback ms": []} for n in backends}
@@ -418,8 +421,10 @@ def bench_torch_backend(path: str) -> dict[str, float]:
     medians = {f"{name} {k}": statistics.median(v) for name, d in samples.items() for k, v in d.items()}
     print(f"torch vs llama.cpp on {path.rsplit('/', 1)[-1]}, CPU, {THREADS} thread, append of ~{appended} tokens:")
     for key in ("tok/s", "ttft ms", "rollback ms"):
-        torch_v, llama_v = medians[f"torch {key}"], medians[f"llama.cpp {key}"]
-        print(f"  {key:12s} torch {torch_v:9.3f}   llama.cpp {llama_v:9.3f}   ratio torch/llama.cpp {torch_v / llama_v:6.2f}")
+        llama_v = medians[f"llama.cpp {key}"]
+        row = "   ".join(f"{name} {medians[f'{name} {key}']:8.3f} ({medians[f'{name} {key}'] / llama_v:4.2f}x)"
+                         for name in ("torch", "torch int8"))
+        print(f"  {key:12s} llama.cpp {llama_v:8.3f}   {row}")
     return medians
 
 

@@ -18,16 +18,33 @@ from engine.errors import ModelCorrupt
 from engine.llm.torch.gguf_weights import ModelConfig
 
 
-class QuantLinear:
-    """A weight matrix: float on the CPU; int8 with one scale per output row on CUDA (dequantized in the matmul)."""
+def _int8_kernel_works(device: torch.device) -> bool:
+    """Whether torch's int8-weight matmul (`_weight_int8pack_mm`) runs on `device` in this torch build."""
+    try:
+        x = torch.ones(1, 64, dtype=torch.bfloat16, device=device)
+        w = torch.ones(8, 64, dtype=torch.int8, device=device)
+        return bool(torch._weight_int8pack_mm(x, w, torch.ones(8, dtype=torch.bfloat16, device=device)).sum() == 512)
+    except (RuntimeError, NotImplementedError, AttributeError):
+        return False
 
-    def __init__(self, weight: np.ndarray, device: torch.device, dtype: torch.dtype, int8: bool) -> None:
+
+class QuantLinear:
+    """A weight matrix: float, or int8 with one scale per output row (a quarter of the bytes of float32).
+
+    An int8 matrix is multiplied one token at a time by torch's int8-weight kernel (bfloat16 activations) where
+    the build has it, and otherwise (and for prompt chunks) dequantized inside the matmul.
+    """
+
+    def __init__(self, weight: np.ndarray, device: torch.device, dtype: torch.dtype, int8: bool,
+                 kernel: bool = False) -> None:
         w = torch.from_numpy(weight)
         self.int8 = int8
+        self.kernel = int8 and kernel
         if int8:
             scale = w.abs().amax(dim=1, keepdim=True).clamp(min=1e-8) / 127.0
             self.q = torch.round(w / scale).to(torch.int8).to(device)
-            self.scale = scale.to(device=device, dtype=dtype)
+            self.scale = scale.view(-1).to(device=device, dtype=dtype)
+            self.scale_bf16 = self.scale.to(torch.bfloat16)
             self.weight = None
         else:
             self.weight = w.to(device=device, dtype=dtype)
@@ -35,7 +52,9 @@ class QuantLinear:
     def __call__(self, x: torch.Tensor) -> torch.Tensor:
         if self.weight is not None:
             return F.linear(x, self.weight)
-        return F.linear(x, self.q.to(x.dtype)) * self.scale.view(-1)  # per-row scale after the int8 matmul
+        if self.kernel and x.shape[0] == 1:
+            return torch._weight_int8pack_mm(x.to(torch.bfloat16), self.q, self.scale_bf16).to(x.dtype)
+        return F.linear(x, self.q.to(x.dtype)) * self.scale  # per-row scale after the matmul
 
 
 class Transformer:
@@ -57,16 +76,18 @@ class Transformer:
             array = take(name, optional)
             return None if array is None else torch.from_numpy(array).to(device=device, dtype=dtype)
 
+        kernel = int8 and _int8_kernel_works(device)
+
         def lin(*names: str) -> QuantLinear:
             # several matrices that read the same input are one matmul (q|k|v, gate|up): fewer calls per step
-            return QuantLinear(np.concatenate([take(n) for n in names]), device, dtype, int8)
+            return QuantLinear(np.concatenate([take(n) for n in names]), device, dtype, int8, kernel)
 
         c = config
         embd = take("token_embd.weight")
         self.embed = torch.from_numpy(embd).to(device=device, dtype=dtype)
         self.embed_scale = math.sqrt(c.n_embd) if c.arch == "gemma3" else 1.0
         output = tensors.get("output.weight")
-        self.output = QuantLinear(embd if output is None else output, device, dtype, int8)
+        self.output = QuantLinear(embd if output is None else output, device, dtype, int8, kernel)
         self.output_norm = vec("output_norm.weight")
         self.layers = []
         for i in range(c.n_layers):
