@@ -401,6 +401,25 @@ def test_int8_weights_track_the_float_model(tmp_path):
         assert float((logits[path].argmax(1) == logits["float"].argmax(1)).mean()) >= 0.9, path
 
 
+def test_the_cuda_numerics_bfloat16_with_int8_weights_track_float32(tmp_path):
+    """What a CUDA device runs (bfloat16 activations and cache, int8 weights), here on the CPU."""
+    from engine.llm.torch.gguf_weights import load_tensors, read_config, read_gguf
+    from engine.llm.torch.model import Transformer
+
+    path = tmp_path / "random-gemma3.gguf"
+    write_random_gguf(path, "gemma3", seed=4)
+    reader = read_gguf(path)
+    config, tensors = read_config(reader, path), load_tensors(reader, path)
+    tokens = torch.arange(100, 140)
+    logits = {}
+    for name, dtype, int8 in (("float32", torch.float32, False), ("bfloat16 int8", torch.bfloat16, True)):
+        model = Transformer(config, tensors, n_ctx=128, device=torch.device("cpu"), dtype=dtype, int8=int8)
+        logits[name] = model.forward(tokens, 0, all_logits=True).numpy()
+    error = np.abs(logits["bfloat16 int8"] - logits["float32"])
+    assert float(error.mean()) < 0.05 * float(logits["float32"].std())
+    assert float((logits["bfloat16 int8"].argmax(1) == logits["float32"].argmax(1)).mean()) >= 0.9
+
+
 # ---- errors -------------------------------------------------------------------------------------------------
 
 def test_an_unsupported_architecture_is_named(tmp_path):

@@ -122,15 +122,17 @@ class Transformer:
         if self._freq_factors is not None and base == self.config.rope_base:
             inv = inv / self._freq_factors
         angles = positions[:, None] * inv[None, :]
-        return angles.cos().to(self.device, self.dtype), angles.sin().to(self.device, self.dtype)
+        # float32 tables whatever the model's dtype: bfloat16 angles lose the position past a few hundred
+        return angles.cos().to(self.device, torch.float32), angles.sin().to(self.device, torch.float32)
 
     def _rotate(self, x: torch.Tensor, cos: torch.Tensor, sin: torch.Tensor) -> torch.Tensor:
-        """Rotary embedding of x [heads, T, head_dim] with tables [T, head_dim/2]."""
+        """Rotary embedding of x [heads, T, head_dim] with tables [T, head_dim/2], computed in float32."""
+        dtype, x = x.dtype, x.float()
         if self.config.neox_rope:
             a, b = x.chunk(2, dim=-1)
-            return torch.cat((a * cos - b * sin, a * sin + b * cos), dim=-1)
+            return torch.cat((a * cos - b * sin, a * sin + b * cos), dim=-1).to(dtype)
         a, b = x[..., 0::2], x[..., 1::2]  # llama's GGUF stores q/k permuted for adjacent-pair rotation
-        return torch.stack((a * cos - b * sin, a * sin + b * cos), dim=-1).flatten(-2)
+        return torch.stack((a * cos - b * sin, a * sin + b * cos), dim=-1).flatten(-2).to(dtype)
 
     def _norm(self, x: torch.Tensor, weight: torch.Tensor) -> torch.Tensor:
         x32 = x.float()
