@@ -10,14 +10,15 @@ MODELS=${VENUS_MODELS_DIR:-$HOME/.local/share/venus/models}
 Xvfb :96 -screen 0 1280x800x24 -nolisten tcp >/dev/null 2>&1 & XVFB=$!
 trap 'kill $XVFB 2>/dev/null || true' EXIT
 sleep 1
-measure() {  # $1 label, rest: command
-  local label=$1; shift
+measure() {  # $1 label, $2 models folder ("fresh": an empty one, as on a first start), rest: command
+  local label=$1 models=$2; shift 2
   for run in $(seq "$RUNS"); do
     local tmp; tmp=$(mktemp -d)
     mkdir -p "$tmp/config" && echo '{"ui": {"first_run_done": true}}' > "$tmp/config/settings.json"
+    [ "$models" = fresh ] && local use_models=$tmp/models || local use_models=$models
     local s; s=$(date +%s.%N)
     DISPLAY=:96 VENUS_CONFIG_DIR=$tmp/config VENUS_DATA_DIR=$tmp/data VENUS_LOG_DIR=$tmp/log \
-      VENUS_MODELS_DIR=$MODELS "$@" >"$tmp/out.txt" 2>&1 & local pid=$!
+      VENUS_MODELS_DIR=$use_models "$@" >"$tmp/out.txt" 2>&1 & local pid=$!
     local window="" listening=""
     for _ in $(seq 600); do
       [ -z "$window" ] && DISPLAY=:96 xdotool search --onlyvisible --pid "$pid" >/dev/null 2>&1 && window=$(echo "$(date +%s.%N) - $s" | bc)
@@ -31,5 +32,9 @@ measure() {  # $1 label, rest: command
     rm -rf "$tmp"
   done
 }
-[ -x dist/pyinstaller/venus/venus ] && measure frozen dist/pyinstaller/venus/venus
-measure source .venv/bin/venus
+if [ -x dist/pyinstaller/venus/venus ]; then
+  measure "frozen, first start (.deb: models linked)" fresh dist/pyinstaller/venus/venus
+  measure "frozen, first start (AppImage: models copied)" fresh env APPIMAGE=/tmp/Venus.AppImage dist/pyinstaller/venus/venus
+  measure "frozen, later starts" "$MODELS" dist/pyinstaller/venus/venus
+fi
+measure source "$MODELS" .venv/bin/venus

@@ -27,7 +27,8 @@ cleanup
 rm -rf "$ROOT" "$OUT" && mkdir -p "$ROOT" "$OUT"
 
 step "debootstrap --variant=minbase bookworm"
-debootstrap --variant=minbase bookworm "$ROOT" "$MIRROR" > "$OUT/debootstrap.log" 2>&1
+KEYRING=/usr/share/keyrings/debian-archive-keyring.gpg  # on Ubuntu (CI) too
+debootstrap --variant=minbase ${KEYRING:+--keyring=$KEYRING} bookworm "$ROOT" "$MIRROR" > "$OUT/debootstrap.log" 2>&1
 cp /etc/ssl/certs/ca-certificates.crt "$ROOT/etc/ssl/certs/" 2>/dev/null || true
 [ -f /etc/apt/sources.list.d/debian.sources ] && cp /etc/apt/sources.list.d/debian.sources "$ROOT/etc/apt/sources.list.d/"
 for m in proc sys dev dev/pts; do mount --bind "/$m" "$ROOT/$m"; done
