@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Cold start of the desktop app, frozen vs source, on this machine: seconds from exec to Venus's window shown
 # (xdotool, a virtual display) and to "listening" (its microphone stream open on the PulseAudio test server).
-# Usage: bash installers/linux/startup.sh [runs]   (each run uses fresh settings and data folders; same models)
+# Usage: bash installers/linux/startup.sh [rounds]   (each run uses fresh settings and data folders; same models)
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 RUNS=${1:-3}
@@ -12,7 +12,8 @@ trap 'kill $XVFB 2>/dev/null || true' EXIT
 sleep 1
 measure() {  # $1 label, $2 models folder ("fresh": an empty one, as on a first start), rest: command
   local label=$1 models=$2; shift 2
-  for run in $(seq "$RUNS"); do
+  local run=$ROUND
+  {
     local tmp; tmp=$(mktemp -d)
     mkdir -p "$tmp/config" && echo '{"ui": {"first_run_done": true}}' > "$tmp/config/settings.json"
     [ "$models" = fresh ] && local use_models=$tmp/models || local use_models=$models
@@ -30,11 +31,12 @@ measure() {  # $1 label, $2 models folder ("fresh": an empty one, as on a first 
     kill "$pid" 2>/dev/null; wait "$pid" 2>/dev/null || true
     printf '%s run %d: window %.2f s, listening %.2f s\n' "$label" "$run" "${window:-nan}" "${listening:-nan}"
     rm -rf "$tmp"
-  done
+  }
 }
-if [ -x dist/pyinstaller/venus/venus ]; then
+for ROUND in $(seq "$RUNS"); do  # interleaved, so load from other work falls on every column alike
+  measure source "$MODELS" .venv/bin/venus
+  [ -x dist/pyinstaller/venus/venus ] || continue
   measure "frozen, first start (.deb: models linked)" fresh dist/pyinstaller/venus/venus
   measure "frozen, first start (AppImage: models copied)" fresh env APPIMAGE=/tmp/Venus.AppImage dist/pyinstaller/venus/venus
   measure "frozen, later starts" "$MODELS" dist/pyinstaller/venus/venus
-fi
-measure source "$MODELS" .venv/bin/venus
+done
