@@ -8,6 +8,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # bench/ is not an installed package
 
 import shutil
+import subprocess
 
 import numpy as np
 import pytest
@@ -93,7 +94,15 @@ def test_the_learned_voice_encoder_runs_without_torch(speech) -> None:
     from engine.speaker import VoiceEncoder, VoiceEncoderEmbedder
 
     encoder = VoiceEncoder(resolve("resemblyzer-voice-encoder", kind="speaker"))
-    assert "torch" not in sys.modules
+    # in a fresh interpreter (another test in this process may have loaded torch for the torch LLM backend)
+    probe = ("import sys; import numpy as np; from engine.models.registry import resolve; "
+             "from engine.speaker import VoiceEncoder; "
+             "e = VoiceEncoder(resolve('resemblyzer-voice-encoder', kind='speaker')); "
+             "e.embed((np.random.default_rng(0).standard_normal(32000) * 0.1).astype(np.float32)); "
+             "print('torch' in sys.modules)")
+    fresh = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=120,
+                           cwd=Path(__file__).resolve().parents[1])
+    assert fresh.returncode == 0 and fresh.stdout.strip() == "False", (fresh.stdout, fresh.stderr[-1000:])
     enrolled = encoder.embed(speech(ENROL[0], "en-us"))
     own = [encoder.embed(speech(t, "en-us")) for t in PROBES]
     women = [encoder.embed(speech(t, voice)) for t in PROBES for voice in WOMEN]
