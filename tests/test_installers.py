@@ -93,6 +93,12 @@ def test_version_flag_prints_the_package_version(capsys):
     assert launcher.bundle_root() is None  # from source: no bundled models, the user's folder as before
 
 
+def test_the_bundle_check_loads_every_native_part_from_source_too(capsys):
+    assert launcher.main(["--check-bundle"]) == 0, capsys.readouterr().out
+    out = capsys.readouterr().out
+    assert "[ ok ] RapidOCR: " in out and "venus" in out.lower() and "-> current_time" in out
+
+
 def test_desktop_entry_is_valid_and_names_the_shipped_icon():
     entry = ROOT / "assets" / "venus.desktop"
     parser = configparser.ConfigParser(interpolation=None)

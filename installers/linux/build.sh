@@ -18,6 +18,7 @@ if [ "${SKIP_FREEZE:-0}" != 1 ] || [ ! -x "$BUNDLE/venus" ]; then
     installers/venus.spec
 fi
 "$BUNDLE/venus" --version
+"$BUNDLE/venus" --check-bundle
 echo "frozen in $(( $(date +%s) - t0 )) s: $(du -sh "$BUNDLE" | cut -f1)"
 
 # --- .deb: /opt/venus, /usr/bin/venus, the desktop entry and icon; the user's data is never the package's ---
@@ -57,7 +58,7 @@ if command -v appimagetool >/dev/null; then  # CI downloads it; Debian and PyPI 
   ARCH=x86_64 appimagetool --no-appstream "$APPDIR" "$APPIMAGE_OUT"
   echo "built $APPIMAGE_OUT ($(du -h "$APPIMAGE_OUT" | cut -f1))"
 else
-  mksquashfs "$APPDIR" "$SQUASHFS" -root-owned -noappend -comp zstd -Xcompression-level 15 -quiet
+  mksquashfs "$APPDIR" "$SQUASHFS" -root-owned -noappend -comp zstd -Xcompression-level 15 -quiet -no-progress
   if [ -n "${APPIMAGE_RUNTIME:-}" ]; then  # the type2-runtime stub: runtime + squashfs = an AppImage
     cat "$APPIMAGE_RUNTIME" "$SQUASHFS" > "$APPIMAGE_OUT" && chmod 755 "$APPIMAGE_OUT" && rm "$SQUASHFS"
     echo "built $APPIMAGE_OUT ($(du -h "$APPIMAGE_OUT" | cut -f1))"

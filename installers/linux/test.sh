@@ -55,6 +55,8 @@ run_checks() {  # $1: label, $2: the venus command inside the root, $3: "main" t
   local label=$1 venus=$2 window=${3:-wizard}
   step "$label: venus --version"
   AS_USER "$venus" --version | tee "$OUT/$label-version.txt"
+  step "$label: venus --check-bundle (native libraries and data files load)"
+  AS_USER "$venus" --check-bundle | tee "$OUT/$label-check-bundle.txt"
   step "$label: venus doctor"
   AS_USER "$venus" doctor > "$OUT/$label-doctor.txt" 2>&1 || true
   cat "$OUT/$label-doctor.txt"
