@@ -116,7 +116,7 @@ def test_desktop_entry_is_valid_and_names_the_shipped_icon():
 def test_the_deb_declares_its_depends_and_keeps_user_data_out_of_the_package():
     control = (INSTALLERS / "linux" / "control.in").read_text()
     depends = re.search(r"^Depends: (.*)$", control, re.M).group(1).split(", ")
-    for lib in ["libportaudio2", "libxcb-cursor0", "libxkbcommon-x11-0", "libegl1", "libfontconfig1"]:
+    for lib in ["libportaudio2", "libxcb-cursor0", "libxkbcommon-x11-0", "libegl1", "libfontconfig1", "libwayland-cursor0"]:
         assert lib in depends
     assert "@VERSION@" in control and "@INSTALLED_KB@" in control
     build = (INSTALLERS / "linux" / "build.sh").read_text()

@@ -45,6 +45,10 @@ IN apt-get install -y -q --no-install-recommends /tmp/venus.deb >> "$OUT/apt.log
 tail -1 "$OUT/apt.log"
 test -x "$ROOT/usr/bin/venus" && test -f "$ROOT/usr/share/applications/venus.desktop" \
   && test -f "$ROOT/usr/share/icons/hicolor/256x256/apps/venus.png"
+step "every bundled library finds its system libraries (the declared Depends are complete)"
+IN sh -c 'I=/opt/venus/_internal; find $I -name "*.so*" -type f | while read f; do
+  LD_LIBRARY_PATH=$I ldd "$f" 2>/dev/null | grep "not found" | sed "s|^|${f#$I/}: |"; done' | sort -u > "$OUT/ldd-missing.txt"
+if [ -s "$OUT/ldd-missing.txt" ]; then echo "missing system libraries:"; cat "$OUT/ldd-missing.txt"; exit 1; fi
 
 # The question is spoken on the host (espeak-ng is a test tool, not a dependency of Venus).
 espeak-ng -v en-us -s 150 -w /tmp/venus-q22k.wav "What is the capital of France?"
