@@ -3,6 +3,7 @@
 # nothing but what the package declares, and use it as a user would: --version, doctor, a spoken question answered
 # in a WAV file, the desktop app on a virtual display for 20 s (screenshot kept); then remove the package (the
 # user's data stays) and run the AppImage's image from the same root. Artifacts: dist/installer-test/.
+# The root (build/installer-test/root) is removed after a pass unless KEEP_ROOT=1.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 [ "$(id -u)" = 0 ] || { echo "installer-test needs root (debootstrap, chroot)"; exit 2; }
@@ -20,11 +21,16 @@ step() { echo "== $(( $(date +%s) - t0 )) s: $*"; }
 
 cleanup() {
   [ -n "${XVFB_PID:-}" ] && kill "$XVFB_PID" 2>/dev/null || true
-  for m in dev/pts dev sys proc; do umount -l "$ROOT/$m" 2>/dev/null || true; done
+  for m in tmp/.X11-unix dev/pts dev sys proc; do umount -l "$ROOT/$m" 2>/dev/null || true; done
+}
+remove_root() {  # never through a mount that is still there (the host's /dev, /proc, X socket)
+  cleanup
+  if grep -q " $ROOT/" /proc/mounts; then echo "still mounted under $ROOT; not removing it"; return 1; fi
+  rm -rf "$ROOT"
 }
 trap cleanup EXIT
-cleanup
-rm -rf "$ROOT" "$OUT" && mkdir -p "$ROOT" "$OUT"
+remove_root
+rm -rf "$OUT" && mkdir -p "$ROOT" "$OUT"
 
 step "debootstrap --variant=minbase bookworm"
 KEYRING=/usr/share/keyrings/debian-archive-keyring.gpg  # on Ubuntu (CI) too
@@ -32,8 +38,10 @@ debootstrap --variant=minbase ${KEYRING:+--keyring=$KEYRING} bookworm "$ROOT" "$
 cp /etc/ssl/certs/ca-certificates.crt "$ROOT/etc/ssl/certs/" 2>/dev/null || true
 [ -f /etc/apt/sources.list.d/debian.sources ] && cp /etc/apt/sources.list.d/debian.sources "$ROOT/etc/apt/sources.list.d/"
 for m in proc sys dev dev/pts; do mount --bind "/$m" "$ROOT/$m"; done
+mkdir -p /tmp/.X11-unix "$ROOT/tmp/.X11-unix" && mount --bind /tmp/.X11-unix "$ROOT/tmp/.X11-unix"  # the X socket, offline
 IN() { chroot "$ROOT" env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin HOME=/root LANG=C.UTF-8 DEBIAN_FRONTEND=noninteractive "$@"; }
-AS_USER() { chroot --userspec=alice:alice "$ROOT" env -i PATH=/usr/bin:/bin HOME=/home/alice LANG=C.UTF-8 USER=alice \
+# Venus runs offline (a network namespace of its own): the first run needs nothing from the internet.
+AS_USER() { unshare --net chroot --userspec=alice:alice "$ROOT" env -i PATH=/usr/bin:/bin HOME=/home/alice LANG=C.UTF-8 USER=alice \
   XDG_RUNTIME_DIR=/tmp/xdg-alice "$@"; }
 IN useradd -m -s /bin/bash alice
 mkdir -p "$ROOT/tmp/xdg-alice" && chroot "$ROOT" chown alice:alice /tmp/xdg-alice && chmod 700 "$ROOT/tmp/xdg-alice"
@@ -123,3 +131,4 @@ if [ -n "$IMAGE" ]; then
   test ! -L "$ROOT/home/alice/.local/share/venus/models/SmolLM2-135M-Instruct.Q4_1.gguf"  # copied, not linked
 fi
 step "installer-test passed"
+[ "${KEEP_ROOT:-0}" = 1 ] || remove_root  # about 2 GB; KEEP_ROOT=1 keeps it for a look inside
