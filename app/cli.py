@@ -38,12 +38,22 @@ def _cmd_doctor(args: argparse.Namespace) -> int:
     return 1 if any(c.status == "fail" for c in checks) else 0
 
 
+def _version() -> str:
+    from importlib import metadata
+
+    try:
+        return metadata.version("venus-assistant")
+    except metadata.PackageNotFoundError:  # a copy of the source that was never installed
+        return "unknown"
+
+
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser for every subcommand."""
     from app.commands import chat, duplex, models, tools
 
     parser = argparse.ArgumentParser(prog="venus", description="Venus, a local full-duplex voice and video assistant.")
     parser.add_argument("-v", "--verbose", action="store_true", help="log debug detail to the console too")
+    parser.add_argument("-V", "--version", action="version", version=f"venus {_version()}")
     parser.set_defaults(func=_cmd_app)
     sub = parser.add_subparsers(title="commands", metavar="COMMAND")
     sub.add_parser("app", help="open the desktop app (the default)").set_defaults(func=_cmd_app)

@@ -148,3 +148,11 @@ def test_windows_and_macos_scripts_reference_files_that_exist():
         assert os_name in workflow
     for script in re.findall(r"installers/[\w/]+\.(?:sh|ps1)", workflow.replace("./installers", "installers")):
         assert (ROOT / script).is_file(), script
+
+
+def test_the_source_install_answers_version_too():
+    import subprocess
+    import sys
+
+    done = subprocess.run([sys.executable, "-m", "app.cli", "--version"], capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0 and done.stdout.strip() == "venus 0.1.0", (done.stdout, done.stderr)
