@@ -388,9 +388,11 @@ def test_ctrl_c_cancels_cleanly_and_the_next_get_resumes(local_catalog, smol_ggu
     path, served = local_catalog
     served.slow = True
     models = Path(os.environ["VENUS_MODELS_DIR"])
+    # as in a terminal: Ctrl-C reaches the command even when the tests run as a background job (a shell starts
+    # background jobs with SIGINT ignored, and a child inherits that; Python then installs no handler)
     proc = subprocess.Popen([sys.executable, "-m", "app.cli", "models", "get", "smol", "--yes", "--no-probe",
                              "--catalog", str(path)], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                            env=dict(os.environ))
+                            env=dict(os.environ), preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
     part = staging_dir("smol", models) / "smol.gguf.part"
     deadline = time.monotonic() + 60
     while (not part.exists() or part.stat().st_size < 2_000_000) and time.monotonic() < deadline:
