@@ -153,7 +153,14 @@ def chat_server(answer: Callable[[dict], str]) -> Iterator[str]:
                 self.wfile.write(f"data: {json.dumps(chunk)}\n\n".encode())
             self.wfile.write(b"data: [DONE]\n\n")
 
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    with loopback_server(Handler) as url:
+        yield url
+
+
+@contextmanager
+def loopback_server(handler: type[http.server.BaseHTTPRequestHandler]) -> Iterator[str]:
+    """A real HTTP server on 127.0.0.1 with `handler`, on its own thread; yields its base URL ending in /v1."""
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
     threading.Thread(target=server.serve_forever, daemon=True).start()
     try:
         yield f"http://127.0.0.1:{server.server_address[1]}/v1"

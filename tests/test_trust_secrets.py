@@ -13,7 +13,6 @@ import sqlite3
 import subprocess
 import sys
 import textwrap
-import threading
 import uuid
 from pathlib import Path
 
@@ -22,7 +21,7 @@ os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 import httpx  # noqa: E402
 import keyring  # noqa: E402
 import pytest  # noqa: E402
-from harness_support import make_harness, wait_final, wait_until  # noqa: E402
+from harness_support import loopback_server, make_harness, wait_final, wait_until  # noqa: E402
 from PySide6.QtCore import Qt  # noqa: E402
 
 from app.secrets import SERVICE, keyring_usable  # noqa: E402
@@ -88,13 +87,8 @@ class _FailingServer(http.server.BaseHTTPRequestHandler):
 @pytest.fixture
 def failing_server():
     """The base URL of a real loopback server that answers every request with HTTP 500."""
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), _FailingServer)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    try:
-        yield f"http://127.0.0.1:{server.server_address[1]}/v1"
-    finally:
-        server.shutdown()
-        server.server_close()
+    with loopback_server(_FailingServer) as url:
+        yield url
 
 
 def test_remote_api_key_never_appears_in_venus_log_after_a_failing_request(venus_log, failing_server):
