@@ -571,20 +571,10 @@ class LlamaBackend:
                 if llama_cpp.llama_vocab_is_eog(vocab, token):
                     finish.reason = "complete"
                     break
-                pending += utf8.decode(self._piece(token))
-                if stops:
-                    cut = min((i for i in (pending.find(s) for s in stops) if i >= 0), default=-1)
-                    if cut >= 0:
-                        self._emit(stream, finish, pending[:cut])
-                        pending = ""
-                        finish.reason = "stop"
-                        break
-                    ready = len(pending) - _held_back(pending, stops, hold_max)
-                else:
-                    ready = len(pending)
-                if ready:
-                    self._emit(stream, finish, pending[:ready])
-                    pending = pending[ready:]
+                pending, stopped = self._release(stream, finish, pending + utf8.decode(self._piece(token)), stops,
+                                                 hold_max)
+                if stopped:
+                    break
                 # decode the sampled token into the cache: one-token batch at the next position
                 pos = len(self._evaluated)
                 batch.n_tokens = 1
@@ -610,6 +600,23 @@ class LlamaBackend:
                 sampler.close()
             if chain is not None:
                 llama_cpp.llama_sampler_free(chain)
+
+    def _release(self, stream: TokenStream, finish: FinishInfo, pending: str, stops: Sequence[str],
+                 hold_max: int) -> tuple[str, bool]:
+        """Emit what of the decoded `pending` text can no longer begin a stop string; returns the text held back
+        and True when a stop string ended the answer (finish.reason is then "stop")."""
+        if stops:
+            cut = min((i for i in (pending.find(s) for s in stops) if i >= 0), default=-1)
+            if cut >= 0:
+                self._emit(stream, finish, pending[:cut])
+                finish.reason = "stop"
+                return "", True
+            ready = len(pending) - _held_back(pending, stops, hold_max)
+        else:
+            ready = len(pending)
+        if ready:
+            self._emit(stream, finish, pending[:ready])
+        return pending[ready:], False
 
     @staticmethod
     def _emit(stream: TokenStream, finish: FinishInfo, text: str) -> None:

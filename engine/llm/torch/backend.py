@@ -24,7 +24,7 @@ import torch
 
 from engine.errors import BackendError
 from engine.llm.backend import FinishInfo, GenerateRequest, SyncStats, TokenStream
-from engine.llm.llama_backend import LlamaBackend, _Cancelled, _common_prefix, _common_suffix, _held_back
+from engine.llm.llama_backend import LlamaBackend, _Cancelled, _common_prefix, _common_suffix
 from engine.llm.llama_options import GreedyGrammarSampler, choose_threads
 from engine.llm.template import ChatMessage, ChatTemplate
 from engine.llm.torch.gguf_weights import load_tensors, read_config, read_gguf
@@ -303,20 +303,10 @@ class TorchBackend(LlamaBackend):
                 if token in self._eog_ids:
                     finish.reason = "complete"
                     break
-                pending += utf8.decode(self._piece(token))
-                if stops:
-                    cut = min((i for i in (pending.find(s) for s in stops) if i >= 0), default=-1)
-                    if cut >= 0:
-                        self._emit(stream, finish, pending[:cut])
-                        pending = ""
-                        finish.reason = "stop"
-                        break
-                    ready = len(pending) - _held_back(pending, stops, hold_max)
-                else:
-                    ready = len(pending)
-                if ready:
-                    self._emit(stream, finish, pending[:ready])
-                    pending = pending[ready:]
+                pending, stopped = self._release(stream, finish, pending + utf8.decode(self._piece(token)), stops,
+                                                 hold_max)
+                if stopped:
+                    break
                 pos = len(self._evaluated)
                 self._forward([token], pos, abortable=False)
                 self._evaluated.append(token)
