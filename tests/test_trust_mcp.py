@@ -151,7 +151,9 @@ def die() -> str:
 
         broken.unlink()
         wait_until(lambda: "fragile__echo" in tool_names(harness), timeout_s=60, what="a successful restart")
-        assert any("'fragile' was restarted" in text for text in notices(timeline, "mcp-server-ready"))
+        # the notice travels through the harness's pump, so it may land on the timeline just after the tools
+        wait_until(lambda: any("'fragile' was restarted" in text for text in notices(timeline, "mcp-server-ready")),
+                   what="the restart notice")
         assert wait_final(timeline, harness.submit("fragile__echo", {"text": "back"})).result == "back"
 
         server_pid = int(starts.read_text().split()[-1])
