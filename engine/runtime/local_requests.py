@@ -1,0 +1,128 @@
+"""Everyday requests the intent templates recognise ("set a timer for ten minutes"), run as tool calls through
+the harness without the LLM, and their results rendered as sentences (engine.intents)."""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+from engine.errors import ConfigError
+from engine.intents import IntentContext, IntentMatch, IntentMatcher
+from engine.intents.responses import acknowledgement, render_failure, render_result
+from engine.runtime.assistant_turns import VenusTurn
+from engine.runtime.deliveries import LateAnswer
+from engine.runtime.options import RuntimeOptions
+from engine.timeline import events as ev
+from engine.timeline.timeline import Timeline
+
+log = logging.getLogger(__name__)
+
+
+@dataclass
+class _IntentTask:
+    """A recognised request delegated to the harness, waiting for its result to be spoken."""
+
+    match: IntentMatch
+    ref: VenusTurn
+    started_ms: int
+    acknowledged: bool = False
+
+
+@dataclass(frozen=True)
+class RequestOutcome:
+    """What a task event of a recognised request means: words to say on its waiting turn now, or for later."""
+
+    say: str | None = None  # spoken as the words of `ref`, the turn that waited for the result
+    ref: VenusTurn | None = None
+    later: ev.Event | LateAnswer | None = None  # waits for the next gap (Deliveries)
+
+
+class LocalRequests:
+    """Matches the user's words against the intent templates and follows the tasks it started."""
+
+    def __init__(self, timeline: Timeline, harness: Any, options: RuntimeOptions,
+                 intents: IntentMatcher | None = None) -> None:
+        self.harness = harness  # harness.Harness: submit, check_call, pending reminders and running tasks
+        self.options = options
+        self.intents = intents  # default: the English templates when there is a harness
+        if intents is None and harness is not None and options.local_intents:
+            try:
+                self.intents = IntentMatcher.load()
+            except ConfigError as exc:  # missing or broken templates: Venus still talks, the LLM answers all
+                log.error("local intents are off: %s", exc)
+                timeline.append(ev.SystemNotice(level="warning", code="intents-unavailable", text=(
+                    f"Everyday requests go to the language model only: {exc}. {exc.fix or ''}".strip())))
+        self._tasks: dict[str, _IntentTask] = {}  # task id -> the request it answers
+        self._closed_checked: tuple[str, bool] = ("", False)  # the last text checked by `closed`
+
+    def __contains__(self, task_id: object) -> bool:
+        return task_id in self._tasks
+
+    @property
+    def unacknowledged(self) -> bool:
+        """A request is running that Venus has neither answered nor acknowledged yet."""
+        return any(not t.acknowledged for t in self._tasks.values())
+
+    def match(self, text: str) -> IntentMatch | None:
+        """The request `text` makes, when the templates know it."""
+        if self.intents is None or self.harness is None or not text.strip():
+            return None
+        try:
+            context = IntentContext(now=datetime.now(), reminders=self.harness.pending_reminders(),
+                                    tasks=self.harness.running_tasks())
+            return self.intents.match(text, context)
+        except Exception:  # the LLM answers instead; a template bug must never silence Venus
+            log.exception("intent matching failed for %r", text)
+            return None
+
+    def closed(self, text: str) -> bool:
+        """A whole request that cannot grow ("what time is it?"): it needs no long pause to be sure it is over."""
+        if self._closed_checked[0] != text:
+            match = self.match(text)
+            self._closed_checked = (text, match is not None and match.closed and not match.clarify)
+        return self._closed_checked[1]
+
+    def refusal(self, match: IntentMatch) -> str | None:
+        """The sentence to say instead of running the request (a question back, or why it cannot run), or None."""
+        if match.clarify:
+            return match.clarify
+        problem = self.harness.check_call(match.tool, match.arguments)
+        return f"I can't do that as asked: {problem}. Could you say it another way?" if problem else None
+
+    def submit(self, match: IntentMatch, ref: VenusTurn, now_ms: int) -> None:
+        """Run the request's tool now; its result is spoken on `ref` when it comes (or an acknowledgement first)."""
+        task_id = self.harness.submit(match.tool, dict(match.arguments), turn_id=ref.turn_id)
+        self._tasks[task_id] = _IntentTask(match, ref, now_ms)
+
+    def on_event(self, event: Any, current: VenusTurn | None) -> RequestOutcome:
+        """A result, failure, cancel or confirmation request of one of the tasks; `current`: Venus's turn now."""
+        task = self._tasks.pop(event.task_id)
+        waiting = not task.acknowledged and current is task.ref and not task.ref.cancelled
+        if isinstance(event, ev.ConfirmationRequested):
+            # the confirmation is asked at once, as every one is; the turn that waited for it ends quietly
+            if waiting:
+                task.ref.done.set()
+            task.acknowledged = True
+            self._tasks[event.task_id] = task
+            return RequestOutcome(later=event)
+        if isinstance(event, ev.DelegationResult):
+            text = render_result(task.match, event.result)
+        elif isinstance(event, ev.DelegationFailed):
+            text = render_failure(task.match, event.error)
+        else:  # cancelled, by the user, who knows it
+            if waiting:
+                task.ref.done.set()
+            return RequestOutcome()
+        return RequestOutcome(say=text, ref=task.ref) if waiting else RequestOutcome(later=LateAnswer(text))
+
+    def acknowledgements(self, now_ms: int, current: VenusTurn | None) -> list[tuple[VenusTurn, str]]:
+        """'On it.' for each request slower than `intent_ack_ms` whose turn is still Venus's current one."""
+        due: list[tuple[VenusTurn, str]] = []
+        for task in self._tasks.values():
+            if not task.acknowledged and now_ms - task.started_ms >= self.options.intent_ack_ms:
+                task.acknowledged = True
+                if current is task.ref and not task.ref.cancelled:
+                    due.append((task.ref, acknowledgement(task.match)))
+        return due

@@ -1,0 +1,116 @@
+"""The overlap tracker on its own: speech over Venus, fed as the pipeline reports it, and the steps it returns."""
+
+from __future__ import annotations
+
+from engine.runtime.overlap import ConversationContext, OverlapPolicy
+from engine.runtime.overlap_tracker import OverlapAction, OverlapStep, OverlapTracker
+from engine.timeline import OverlapKind
+from engine.timeline import events as ev
+
+SCENE = ConversationContext(assistant_name="Venus", speaking_text="Paris is mild today, with light rain later on.")
+ONSET = 10_000
+
+
+def actions(steps: list[OverlapStep]) -> list[OverlapAction]:
+    return [step.action for step in steps]
+
+
+def recorded(steps: list[OverlapStep]) -> list[OverlapKind]:
+    return [step.decision.verdict for step in steps if step.decision is not None]
+
+
+def partial(tracker: OverlapTracker, text: str) -> None:
+    assert tracker.hear_partial(ev.AsrPartial(text=text, segment_start_ms=ONSET))
+
+
+def final(tracker: OverlapTracker, text: str) -> None:
+    assert tracker.hear_final(ev.AsrFinal(text=text, segment_start_ms=ONSET))
+
+
+def started() -> OverlapTracker:
+    tracker = OverlapTracker(OverlapPolicy())
+    assert tracker.begin(ONSET, "turn-1")
+    return tracker
+
+
+def test_speech_without_words_pauses_at_the_deadline_and_a_stop_cue_stops_once_the_segment_closes() -> None:
+    tracker = started()
+    assert tracker.judge(ONSET + 100, SCENE, final=False) == []  # before the deadline: ducked, undecided
+    assert tracker.judging
+    steps = tracker.judge(ONSET + 350, SCENE, final=False)
+    assert actions(steps) == [OverlapAction.RECORD, OverlapAction.PAUSE]
+    assert recorded(steps) == [OverlapKind.INTERRUPTION] and steps[0].decision.segment_start_ms == ONSET
+    assert tracker.current is not None and tracker.current.held
+    partial(tracker, "Hold on, wait a second")
+    assert tracker.judge(ONSET + 900, SCENE, final=False) == []  # still talking: the pause holds
+    assert tracker.end_segment(ONSET, ONSET + 1200) is tracker.current
+    steps = tracker.judge(ONSET + 1250, SCENE, final=False)
+    assert actions(steps) == [OverlapAction.STOP] and "stop cue" in steps[0].reason
+    assert tracker.current.stopped and not tracker.current.held and not tracker.judging
+    final(tracker, "Hold on, wait a second.")
+    assert actions(tracker.judge(ONSET + 1600, SCENE, final=True)) == [OverlapAction.TAKE_FINAL]
+    assert tracker.current is None
+
+
+def test_a_paused_answer_goes_on_when_the_words_are_only_a_backchannel() -> None:
+    tracker = started()
+    assert actions(tracker.judge(ONSET + 350, SCENE, final=False)) == [OverlapAction.RECORD, OverlapAction.PAUSE]
+    partial(tracker, "Oh, wow.")
+    steps = tracker.judge(ONSET + 500, SCENE, final=False)
+    assert actions(steps) == [OverlapAction.RECORD, OverlapAction.KEEP]
+    assert recorded(steps) == [OverlapKind.BACKCHANNEL] and "resume the paused answer" in steps[0].reason
+    assert not tracker.current.held
+
+
+def test_a_short_backchannel_keeps_venus_talking_without_a_pause() -> None:
+    tracker = started()
+    partial(tracker, "Mm-hmm.")
+    assert tracker.judge(ONSET + 200, SCENE, final=False) == []  # more may follow
+    tracker.end_segment(ONSET, ONSET + 500)
+    steps = tracker.judge(ONSET + 520, SCENE, final=False)
+    assert actions(steps) == [OverlapAction.RECORD, OverlapAction.KEEP]
+    assert recorded(steps) == [OverlapKind.BACKCHANNEL]
+    final(tracker, "Mm-hmm.")
+    assert tracker.judge(ONSET + 800, SCENE, final=True) == []  # the final agrees: nothing changes
+    assert tracker.current is None
+
+
+def test_quiet_speech_is_background_counting_the_level_blocks_heard_before_the_vad_reported_it() -> None:
+    tracker = OverlapTracker(OverlapPolicy())
+    for i in range(30):  # the user's own speech calibrates the level
+        tracker.hear_level(ONSET - 3000 + 10 * i, -20.0, user_speaking=True)
+    for t in (ONSET - 100, ONSET - 50):  # before the onset: not the overlap's
+        tracker.hear_level(t, -5.0, user_speaking=False)
+    for i in range(10):  # a TV across the room, 20 dB down, which the VAD reports only 450 ms after its onset
+        tracker.hear_level(ONSET + 5 + 45 * i, -40.0, user_speaking=False)
+    assert tracker.begin(ONSET, "turn-1")
+    assert tracker.current.levels == [-40.0] * 10
+    steps = tracker.judge(ONSET + 400, SCENE, final=False)
+    assert recorded(steps) == [OverlapKind.BACKGROUND] and actions(steps)[-1] == OverlapAction.KEEP
+    assert "below the user's level" in steps[0].reason
+
+
+def test_a_burst_that_did_not_stop_venus_is_superseded_by_the_next_and_its_final_settles_nothing() -> None:
+    tracker = started()
+    partial(tracker, "Mm-hmm.")
+    tracker.end_segment(ONSET, ONSET + 400)
+    assert actions(tracker.judge(ONSET + 420, SCENE, final=False)) == [OverlapAction.RECORD, OverlapAction.KEEP]
+    assert tracker.begin(ONSET + 2000, "turn-1")  # a new burst: judged on its own
+    assert not tracker.begin(ONSET + 2100, "turn-1")  # the same burst reported again opens nothing
+    assert tracker.current.onset_ms == ONSET + 2000 and tracker.superseded(ONSET)
+    assert not tracker.hear_final(ev.AsrFinal(text="Mm-hmm.", segment_start_ms=ONSET))
+    assert tracker.drop_superseded(ONSET) and not tracker.drop_superseded(ONSET)
+
+
+def test_speech_right_after_someone_was_called_is_taken_for_more_of_the_same() -> None:
+    tracker = started()
+    partial(tracker, "Tom, can you take the trash out?")
+    tracker.end_segment(ONSET, ONSET + 1500)
+    steps = tracker.judge(ONSET + 1520, SCENE, final=False)
+    assert recorded(steps) == [OverlapKind.OTHER_ADDRESSEE] and actions(steps)[-1] == OverlapAction.KEEP
+    final(tracker, "Tom, can you take the trash out?")
+    tracker.judge(ONSET + 1800, SCENE, final=True)
+    # the next burst, before any words, follows the side conversation instead of pausing Venus
+    assert tracker.begin(ONSET + 2500, "turn-1")
+    steps = tracker.judge(ONSET + 2900, SCENE, final=False)
+    assert recorded(steps) == [OverlapKind.OTHER_ADDRESSEE] and OverlapAction.PAUSE not in actions(steps)
