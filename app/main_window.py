@@ -13,25 +13,21 @@ from importlib import metadata
 from pathlib import Path
 
 from PySide6.QtCore import QByteArray, QEvent, QObject, QSettings, Qt, Signal
-from PySide6.QtGui import QAction, QCloseEvent, QKeyEvent, QKeySequence, QShortcut
+from PySide6.QtGui import QCloseEvent, QKeyEvent
 from PySide6.QtWidgets import (
     QApplication,
     QFileDialog,
-    QFrame,
-    QHBoxLayout,
-    QLabel,
     QLineEdit,
     QMainWindow,
     QMessageBox,
     QPushButton,
-    QSplitter,
-    QVBoxLayout,
     QWidget,
 )
 
 from app.bridge import Bridge
 from app.controller import Controller, ControllerFactory, TimelineController
-from app.theme import SPACE, apply_theme
+from app.main_layout import SHORTCUT_MUTE, SHORTCUT_PUSH_TO_TALK, SHORTCUT_STOP, build_menus, build_panels
+from app.theme import apply_theme
 from app.timeline_model import ConversationModel, RowKind, conversation_markdown
 from app.widgets import (
     CameraPreview,
@@ -51,18 +47,6 @@ from engine.timeline.events import Kind, RuntimeStateName
 
 log = logging.getLogger(__name__)
 
-SHORTCUT_MUTE = "Ctrl+M"
-SHORTCUT_STOP = "Esc"
-SHORTCUT_PUSH_TO_TALK = Qt.Key.Key_F9  # held down while speaking
-SHORTCUT_SETTINGS = "Ctrl+,"
-SHORTCUT_QUIT = "Ctrl+Q"
-SHORTCUT_FOCUS_TEXT = "Ctrl+L"
-SHORTCUT_NEW_CHAT = "Ctrl+N"
-SHORTCUT_SEARCH = "Ctrl+F"
-SHORTCUT_RENAME = "F2"
-SHORTCUT_EXPORT = "Ctrl+Shift+E"
-SHORTCUT_CAMERA = "Ctrl+K"
-SHORTCUT_HELP = "F1"
 AUTO_TITLE_WORDS = 6  # an untitled conversation is named after the first words said in it
 
 
@@ -125,8 +109,8 @@ class MainWindow(QMainWindow):
         self.mute_button = self._button("Mute", f"Mute the microphone ({SHORTCUT_MUTE})", checkable=True)
         self.talk_button = PushToTalkButton()
         self.stop_button = self._button("Stop talking", f"Stop the assistant speaking ({SHORTCUT_STOP})")
-        self._build_layout()
-        self._build_actions()
+        build_panels(self)
+        build_menus(self)
         self._connect()
         self._show_timeline(timeline)  # a reopened conversation shows its history
         self._show_microphone(self.bridge.microphone_available())
@@ -139,128 +123,6 @@ class MainWindow(QMainWindow):
         button.setToolTip(accessible)
         button.setCheckable(checkable)
         return button
-
-    def _build_layout(self) -> None:
-        gap, pad = SPACE[2], SPACE[3]
-        left = QFrame()
-        left.setObjectName("sidePanel")
-        left.setMinimumWidth(260)
-        left_layout = QVBoxLayout(left)
-        left_layout.setContentsMargins(pad, pad, pad, pad)
-        left_layout.setSpacing(gap)
-        heading = QLabel("Conversations")
-        heading.setObjectName("panelTitle")
-        left_layout.addWidget(heading)
-        left_layout.addWidget(self.conversations, 1)
-
-        header = QHBoxLayout()
-        header.setSpacing(gap)
-        header.addWidget(self.title, 1)
-        header.addWidget(self.state_indicator)
-        meter = QVBoxLayout()
-        meter.setSpacing(SPACE[0])
-        self.mic_label = QLabel("Microphone")
-        self.mic_label.setObjectName("mutedText")
-        meter.addWidget(self.mic_label)
-        meter.addWidget(self.level_meter)
-        self.level_meter.setFixedWidth(140)
-        header.addLayout(meter)
-        entry = QHBoxLayout()
-        entry.setSpacing(SPACE[1])
-        entry.addWidget(self.text_box, 1)
-        entry.addWidget(self.send_button)
-        voice = QHBoxLayout()
-        voice.setSpacing(SPACE[1])
-        for button in (self.talk_button, self.mute_button, self.stop_button):
-            voice.addWidget(button)
-        voice.addStretch(1)
-        middle = QWidget()
-        middle_layout = QVBoxLayout(middle)
-        middle_layout.setContentsMargins(SPACE[1], 0, SPACE[1], 0)
-        middle_layout.setSpacing(gap)
-        middle_layout.addLayout(header)
-        middle_layout.addWidget(self.conversation, 1)
-        middle_layout.addWidget(self.captions)
-        middle_layout.addLayout(entry)
-        middle_layout.addLayout(voice)
-
-        right = QFrame()
-        right.setObjectName("rightPanel")
-        right.setMinimumWidth(300)
-        right_layout = QVBoxLayout(right)
-        right_layout.setContentsMargins(pad, pad, pad, pad)
-        right_layout.setSpacing(gap)
-        tasks_title = QLabel("Tasks")
-        tasks_title.setObjectName("panelTitle")
-        right_layout.addWidget(tasks_title)
-        right_layout.addWidget(self.tasks, 1)
-        right_layout.addWidget(self.camera)
-
-        self.splitter = QSplitter(Qt.Orientation.Horizontal)
-        self.splitter.setObjectName("mainSplitter")
-        self.splitter.setHandleWidth(SPACE[1])
-        for widget in (left, middle, right):
-            self.splitter.addWidget(widget)
-        self.splitter.setStretchFactor(0, 0)
-        self.splitter.setStretchFactor(1, 3)
-        self.splitter.setStretchFactor(2, 1)
-        central = QWidget()
-        central.setObjectName("central")
-        layout = QVBoxLayout(central)
-        layout.setContentsMargins(pad, pad, pad, SPACE[1])
-        layout.addWidget(self.splitter, 1)
-        self.setCentralWidget(central)
-        self.statusBar().setAccessibleName("Status messages")
-        self.resize(1240, 760)
-        self.splitter.setSizes([270, 630, 340])
-        # keyboard order: text box, send, voice controls, conversation, conversations, tasks, camera
-        order = [self.text_box, self.send_button, self.talk_button, self.mute_button, self.stop_button,
-                 self.conversation, self.conversations.new_button, self.conversations.search,
-                 self.conversations.list, self.camera.switch]
-        for first, second in zip(order, order[1:], strict=False):
-            QWidget.setTabOrder(first, second)
-
-    def _action(self, text: str, shortcut: str | None, slot, checkable: bool = False) -> QAction:
-        action = QAction(text, self)
-        if shortcut:
-            action.setShortcut(QKeySequence(shortcut))
-        action.setCheckable(checkable)
-        action.triggered.connect(slot)
-        self.addAction(action)  # shortcuts work while the menu bar is hidden, too
-        return action
-
-    def _build_actions(self) -> None:
-        bar = self.menuBar()
-        venus = bar.addMenu("&Venus")
-        self.new_chat_action = self._action("&New chat", SHORTCUT_NEW_CHAT, self.new_chat)
-        self.search_action = self._action("&Search conversations", SHORTCUT_SEARCH, self.focus_search)
-        self.rename_action = self._action("&Rename conversation", SHORTCUT_RENAME, self.conversations.rename_selected)
-        self.export_action = self._action("&Export as Markdown…", SHORTCUT_EXPORT,
-                                          lambda: self.export_conversation(self.conversations.selected_id(), "md"))
-        self.export_json_action = self._action("Export as &JSON…", None,
-                                               lambda: self.export_conversation(self.conversations.selected_id(), "json"))
-        self.settings_action = self._action("&Settings…", SHORTCUT_SETTINGS, self.open_settings)
-        self.quit_action = self._action("&Quit", SHORTCUT_QUIT, self.quit)
-        for action in (self.new_chat_action, self.search_action, self.rename_action, self.export_action,
-                       self.export_json_action, None, self.settings_action, None, self.quit_action):
-            venus.addSeparator() if action is None else venus.addAction(action)
-        talk = bar.addMenu("&Conversation")
-        self.stop_action = self._action("&Stop talking", None, self.stop_talking)
-        self.stop_action.setShortcuts([QKeySequence(SHORTCUT_STOP)])
-        self.mute_action = self._action("&Mute microphone", None, lambda: self.mute_button.toggle())
-        self.camera_action = self._action("&Camera on/off", SHORTCUT_CAMERA, lambda: self.camera.switch.toggle())
-        self.focus_action = self._action("&Type a message", SHORTCUT_FOCUS_TEXT, self.text_box.setFocus)
-        for action in (self.stop_action, self.mute_action, self.camera_action, self.focus_action):
-            talk.addAction(action)
-        help_menu = bar.addMenu("&Help")
-        self.shortcuts_action = self._action("&Keyboard shortcuts", SHORTCUT_HELP, self.show_shortcuts)
-        self.about_action = self._action(f"&About {self.settings.conversation.assistant_name}", None, self.show_about)
-        help_menu.addAction(self.shortcuts_action)
-        help_menu.addAction(self.about_action)
-        # Ctrl+M and Esc stay window-wide shortcuts even while a text field has focus
-        self.mute_shortcut = QShortcut(QKeySequence(SHORTCUT_MUTE), self, self.mute_button.toggle)
-        self.mute_action.setShortcut(QKeySequence())  # the QShortcut above owns Ctrl+M
-        self.mute_action.setText(f"&Mute microphone\t{SHORTCUT_MUTE}")
 
     def _connect(self) -> None:
         bridge = self.bridge
@@ -421,10 +283,13 @@ class MainWindow(QMainWindow):
         self.conversations.search.selectAll()
 
     def confirm_delete(self, title: str) -> bool:
-        """Ask before deleting a conversation (tests replace this)."""
-        answer = QMessageBox.question(self, "Delete conversation",
-                                      f"Delete “{title}” and everything said in it? This cannot be undone.")
-        return answer == QMessageBox.StandardButton.Yes
+        """Ask before deleting a conversation; No is the default button."""
+        box = QMessageBox(QMessageBox.Icon.Question, "Delete conversation",
+                          f"Delete “{title}” and everything said in it? This cannot be undone.",
+                          QMessageBox.StandardButton.Yes | QMessageBox.StandardButton.No, self)
+        box.setObjectName("confirmDelete")
+        box.setDefaultButton(QMessageBox.StandardButton.No)
+        return box.exec() == QMessageBox.StandardButton.Yes
 
     def delete_conversation(self, conversation_id: str) -> None:
         """Delete a stored conversation after asking."""
@@ -432,12 +297,18 @@ class MainWindow(QMainWindow):
             self.bridge.delete_conversation(conversation_id)
 
     def ask_export_path(self, title: str, fmt: str) -> Path | None:
-        """Where to export (tests replace this)."""
+        """Where to export: a save dialog named after the conversation; None when cancelled."""
         suffix = ".json" if fmt == "json" else ".md"
         default = str(Path.home() / f"{''.join(c if c.isalnum() or c in ' -_' else '_' for c in title).strip()}{suffix}")
-        name, _ = QFileDialog.getSaveFileName(self, "Export conversation", default,
-                                              "JSON (*.json)" if fmt == "json" else "Markdown (*.md)")
-        return Path(name) if name else None
+        dialog = QFileDialog(self, "Export conversation", default,
+                             "JSON (*.json)" if fmt == "json" else "Markdown (*.md)")
+        dialog.setObjectName("exportDialog")
+        dialog.setAcceptMode(QFileDialog.AcceptMode.AcceptSave)
+        dialog.setDefaultSuffix(suffix[1:])
+        dialog.selectFile(default)
+        if not dialog.exec() or not dialog.selectedFiles():
+            return None
+        return Path(dialog.selectedFiles()[0])
 
     def export_conversation(self, conversation_id: str, fmt: str) -> None:
         """Export a conversation as Markdown ("md") or JSON ("json")."""

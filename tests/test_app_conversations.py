@@ -6,7 +6,9 @@ import os
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 
 import pytest  # noqa: E402
-from PySide6.QtCore import Qt  # noqa: E402
+from PySide6.QtCore import Qt, QTimer  # noqa: E402
+from PySide6.QtTest import QTest  # noqa: E402
+from PySide6.QtWidgets import QApplication, QFileDialog, QLineEdit, QMessageBox  # noqa: E402
 
 from app.controller import TimelineController  # noqa: E402
 from app.demo import play_demo_conversation  # noqa: E402
@@ -35,6 +37,28 @@ def test_store_deletes_a_conversation_and_its_events(tmp_path):
         assert [(c.title, c.event_count) for c in store.list_conversations()] == [("renamed", 1)]
         with pytest.raises(ConversationNotFound):
             store.open_conversation(gone.conversation_id)
+
+
+def answer_modal(act, timeout_ms: int = 5000) -> list[str]:
+    """Answer the next modal dialog with `act(dialog)` once it is open; returns [what it said] afterwards."""
+    seen: list[str] = []
+    waited = [0]
+
+    def poll() -> None:
+        dialog = QApplication.activeModalWidget()
+        if dialog is None or not dialog.isVisible():
+            waited[0] += 20
+            if waited[0] < timeout_ms:
+                QTimer.singleShot(20, poll)
+            return
+        if isinstance(dialog, QMessageBox):
+            seen.append(dialog.text())
+        elif isinstance(dialog, QFileDialog):
+            seen.append(dialog.selectedFiles()[0] if dialog.selectedFiles() else "")
+        act(dialog)
+
+    QTimer.singleShot(0, poll)
+    return seen
 
 
 @pytest.fixture
@@ -88,7 +112,7 @@ def test_new_chat_switch_and_typing_persist_in_the_chosen_conversation(qtbot, st
         assert [e.text for e in events] == ["Where shall we have lunch?", "Make it one o'clock"]
 
 
-def test_rename_in_place_search_and_delete(qtbot, stored, monkeypatch):
+def test_rename_in_place_search_and_delete(qtbot, stored):
     window = stored
     row = window.conversations.ids().index(window.older_id)
     item = window.conversations.list.item(row)
@@ -107,28 +131,43 @@ def test_rename_in_place_search_and_delete(qtbot, stored, monkeypatch):
     window.conversations.search.clear()
     assert len(window.conversations.ids(visible_only=True)) == 2
 
-    asked = []
-    monkeypatch.setattr(window, "confirm_delete", lambda title: asked.append(title) or True)
     window.conversations.list.setCurrentRow(window.conversations.ids().index(window.older_id))
+    asked = answer_modal(lambda box: box.button(QMessageBox.StandardButton.No).click())
+    qtbot.mouseClick(window.conversations.delete_button, Qt.MouseButton.LeftButton)
+    assert "“Lunch with Sam on Friday”" in asked[0]  # No keeps it
+    assert window.older_id in window.conversations.ids()
+    asked = answer_modal(lambda box: box.button(QMessageBox.StandardButton.Yes).click())
     qtbot.mouseClick(window.conversations.delete_button, Qt.MouseButton.LeftButton)
     qtbot.waitUntil(lambda: window.older_id not in window.conversations.ids(), timeout=5000)
-    assert asked == ["Lunch with Sam on Friday"]
+    assert "“Lunch with Sam on Friday”" in asked[0]
     assert window.older_id not in {c.id for c in window.bridge.controller.store.list_conversations()}
 
     current = window.timeline.conversation_id  # deleting the one in use starts a new one first
+    answer_modal(lambda box: box.button(QMessageBox.StandardButton.Yes).click())
     window.delete_conversation(current)
     qtbot.waitUntil(lambda: window.timeline.conversation_id != current and current not in window.conversations.ids(),
                     timeout=5000)
     assert window.conversations.ids() == [window.timeline.conversation_id]
 
 
-def test_export_as_markdown_and_json(qtbot, stored, tmp_path, monkeypatch):
+def save_as(path):
+    """Type `path` into the save dialog and press Enter, as a user would."""
+    def answer(dialog):
+        name = dialog.findChild(QLineEdit, "fileNameEdit")
+        name.setText(str(path))
+        QTest.keyClick(name, Qt.Key.Key_Return)
+    return answer
+
+
+def test_export_as_markdown_and_json(qtbot, stored, tmp_path):
     window = stored
     play_demo_conversation(window.timeline)
     qtbot.waitUntil(lambda: window.title.text().startswith("Hi Venus"), timeout=5000)
-    target = {"md": tmp_path / "chat.md", "json": tmp_path / "chat.json"}
-    monkeypatch.setattr(window, "ask_export_path", lambda title, fmt: target[fmt])
+    target = {"md": tmp_path / "chat", "json": tmp_path / "chat.json"}  # the dialog adds the missing .md
+    offered = answer_modal(save_as(target["md"]))
     window.export_conversation(window.timeline.conversation_id, "md")
+    assert offered and offered[0].endswith(".md")
+    target["md"] = tmp_path / "chat.md"
     qtbot.waitUntil(lambda: target["md"].exists(), timeout=5000)
     text = target["md"].read_text()
     assert text.startswith("# Hi Venus, what's on my plate")
@@ -136,6 +175,7 @@ def test_export_as_markdown_and_json(qtbot, stored, tmp_path, monkeypatch):
     assert "~~settings page and the icon set" in text and "*(interrupted)*" in text  # cut answers stay cut
     assert "**Task `weather`** — done" in text and '"city": "Lisbon"' in text
 
+    answer_modal(save_as(target["json"]))
     window.export_conversation(window.older_id, "json")  # a conversation not in use, read from the database
     qtbot.waitUntil(lambda: target["json"].exists(), timeout=5000)
     events = json.loads(target["json"].read_text())
