@@ -13,6 +13,9 @@ SYSTEM_PACKAGES=(
   libportaudio2 libsndfile1 pulseaudio pulseaudio-utils gnome-keyring dbus dbus-x11 espeak-ng sox xclip
   # building llama-cpp-python from source
   build-essential cmake git python3-venv python3-dev
+  # installers (make installer): the AppImage's squashfs and our AppImage runtime (installers/linux/appimage),
+  # a static ELF linked with squashfuse, FUSE 3 and squashfuse's five decompressors; fuse3 to mount AppImages
+  squashfs-tools libsquashfuse-dev libfuse3-dev zlib1g-dev liblzma-dev liblz4-dev liblzo2-dev libzstd-dev fuse3
 )
 
 install_system_packages() {

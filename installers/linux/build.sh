@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
-# `make installer`: the frozen Venus (PyInstaller one-folder), then dist/venus_<version>_amd64.deb and the AppImage
-# (dist/Venus-<version>-x86_64.AppImage when appimagetool or an AppImage runtime is at hand, else the AppDir and
-# its squashfs, dist/Venus-<version>-x86_64.squashfs). Needs `make setup` first; runs from the repository root.
+# `make installer`: the frozen Venus (PyInstaller one-folder), then dist/venus_<version>_amd64.deb and
+# dist/Venus-<version>-x86_64.AppImage (our own runtime, installers/linux/appimage, plus the AppDir's squashfs; or
+# appimagetool's, when it is on PATH). Needs `make setup` first (it installs the runtime's build packages); runs
+# from the repository root.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 PY=.venv/bin/python
@@ -52,18 +53,17 @@ install -m 644 assets/venus.png "$APPDIR/venus.png"
 install -m 644 assets/venus.png "$APPDIR/usr/share/icons/hicolor/256x256/apps/venus.png"
 ln -sf venus.png "$APPDIR/.DirIcon"
 APPIMAGE_OUT="dist/Venus-${VERSION}-x86_64.AppImage"
-SQUASHFS="dist/Venus-${VERSION}-x86_64.squashfs"
-rm -f "$APPIMAGE_OUT" "$SQUASHFS"
-if command -v appimagetool >/dev/null; then  # CI downloads it; Debian and PyPI do not carry it
+rm -f "$APPIMAGE_OUT" dist/Venus-*-x86_64.squashfs  # the latter: what builds before our runtime left
+if command -v appimagetool >/dev/null; then  # Debian and PyPI do not carry it; CI downloads it
   ARCH=x86_64 appimagetool --no-appstream "$APPDIR" "$APPIMAGE_OUT"
-  echo "built $APPIMAGE_OUT ($(du -h "$APPIMAGE_OUT" | cut -f1))"
-else
-  mksquashfs "$APPDIR" "$SQUASHFS" -root-owned -noappend -comp zstd -Xcompression-level 15 -quiet -no-progress
-  if [ -n "${APPIMAGE_RUNTIME:-}" ]; then  # the type2-runtime stub: runtime + squashfs = an AppImage
-    cat "$APPIMAGE_RUNTIME" "$SQUASHFS" > "$APPIMAGE_OUT" && chmod 755 "$APPIMAGE_OUT" && rm "$SQUASHFS"
-    echo "built $APPIMAGE_OUT ($(du -h "$APPIMAGE_OUT" | cut -f1))"
-  else
-    echo "built $SQUASHFS ($(du -h "$SQUASHFS" | cut -f1)); no appimagetool or APPIMAGE_RUNTIME here, so no AppImage header"
-  fi
+else  # an AppImage is its runtime (a static ELF) with the AppDir's squashfs appended
+  # quiet unless it fails: the linker's one warning (libfuse's unused module loader calls dlopen) is expected
+  if ! log=$(make -s -C installers/linux/appimage O="$(pwd)/build/appimage" 2>&1); then echo "$log"; exit 1; fi
+  mksquashfs "$APPDIR" build/appimage/Venus.squashfs -root-owned -noappend -comp zstd -Xcompression-level 15 \
+    -quiet -no-progress
+  cat build/appimage/runtime-x86_64 build/appimage/Venus.squashfs > "$APPIMAGE_OUT"
+  chmod 755 "$APPIMAGE_OUT" && rm build/appimage/Venus.squashfs
 fi
+"$APPIMAGE_OUT" --version  # mounted with FUSE, or extracted where FUSE is missing (our runtime falls back)
+echo "built $APPIMAGE_OUT ($(du -h "$APPIMAGE_OUT" | cut -f1))"
 echo "make installer: $(( $(date +%s) - t0 )) s"

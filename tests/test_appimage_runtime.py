@@ -1,0 +1,215 @@
+"""Venus's AppImage runtime (installers/linux/appimage/runtime.c), built here and run for real on a small AppImage:
+a squashfs made with mksquashfs from an AppDir whose AppRun is a shell script that reports what it was given."""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import re
+import shutil
+import stat
+import struct
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+RUNTIME_SRC = ROOT / "installers" / "linux" / "appimage"
+STATIC_LIBS = ["libsquashfuse.a", "libfuse3.a", "libzstd.a", "liblzma.a", "liblz4.a", "liblzo2.a", "libz.a"]
+SETUP_HINT = "`make setup` as root installs them (scripts/setup.sh)"
+
+pytestmark = pytest.mark.skipif(sys.platform != "linux", reason="the AppImage runtime is a Linux ELF")
+
+APPRUN = """#!/bin/sh
+echo "APPDIR=$APPDIR"
+echo "APPIMAGE=$APPIMAGE"
+echo "ARGV0=$ARGV0"
+for a in "$@"; do echo "ARG=$a"; done
+echo "HELLO=$(cat "$APPDIR/usr/share/hello.txt")"
+echo "TOOL=$(md5sum < "$APPDIR/usr/bin/tool" | cut -c1-32)"
+echo "MOUNT=$(grep " $APPDIR " /proc/mounts | cut -d' ' -f3)"
+exit "${EXIT_CODE:-0}"
+"""
+
+
+def test_setup_installs_what_the_runtime_links_so_the_build_does_not_skip():
+    setup = (ROOT / "scripts" / "setup.sh").read_text()
+    block = re.search(r"SYSTEM_PACKAGES=\((.*?)\n\)", setup, re.S).group(1)
+    packages = {p for line in block.splitlines() for p in line.split("#")[0].split()}
+    needed = {"build-essential", "squashfs-tools", "libsquashfuse-dev", "libfuse3-dev", "zlib1g-dev", "liblzma-dev",
+              "liblz4-dev", "liblzo2-dev", "libzstd-dev"}
+    assert needed <= packages, needed - packages
+    makefile = (RUNTIME_SRC / "Makefile").read_text()
+    for lib in STATIC_LIBS:
+        assert f"-l{lib[3:-2]}" in makefile, lib
+
+
+def _missing_build_tools() -> list[str]:
+    missing = [tool for tool in ("gcc", "make", "mksquashfs") if not shutil.which(tool)]
+    if "gcc" not in missing:  # gcc prints the bare name back when it has no such library
+        for lib in STATIC_LIBS:
+            found = subprocess.run(["gcc", f"-print-file-name={lib}"], capture_output=True, text=True).stdout.strip()
+            if not os.path.isabs(found):
+                missing.append(lib)
+    return missing
+
+
+@pytest.fixture(scope="module")
+def built(tmp_path_factory) -> dict[str, Path]:
+    """The runtime built with its Makefile, and an AppImage of a small AppDir, in a folder with a space in its name."""
+    missing = _missing_build_tools()
+    if missing:
+        pytest.skip(f"cannot build the AppImage runtime without {', '.join(missing)}: {SETUP_HINT}")
+    build = tmp_path_factory.mktemp("appimage")
+    done = subprocess.run(["make", "-s", "-C", str(RUNTIME_SRC), f"O={build}"], capture_output=True, text=True)
+    assert done.returncode == 0, done.stdout + done.stderr
+    out = build / "with space"  # the spec: an AppImage must work from a path with blanks (make's O= cannot)
+    appdir = out / "Test.AppDir"
+    (appdir / "usr" / "share").mkdir(parents=True)
+    (appdir / "usr" / "bin").mkdir()
+    (appdir / "AppRun").write_text(APPRUN)
+    (appdir / "AppRun").chmod(0o755)
+    (appdir / "usr" / "share" / "hello.txt").write_text("hello from the image\n")
+    (appdir / "usr" / "bin" / "tool").write_bytes(os.urandom(300_000))  # more than one squashfs block
+    (appdir / "usr" / "bin" / "tool").chmod(0o755)
+    (appdir / "hello").symlink_to("usr/share/hello.txt")
+    (appdir / "locked").mkdir()
+    (appdir / "locked" / "inside.txt").write_text("kept\n")
+    (appdir / "locked").chmod(0o555)  # a read-only folder must still get its files
+    image = out / "Test.squashfs"
+    subprocess.run(["mksquashfs", str(appdir), str(image), "-root-owned", "-noappend", "-comp", "zstd", "-quiet",
+                    "-no-progress"], check=True, capture_output=True)
+    appimage = out / "Test.AppImage"
+    appimage.write_bytes((build / "runtime-x86_64").read_bytes() + image.read_bytes())
+    appimage.chmod(0o755)
+    return {"appdir": appdir, "runtime": build / "runtime-x86_64", "appimage": appimage}
+
+
+def _run(args, cwd, env=None, timeout=60) -> subprocess.CompletedProcess:
+    return subprocess.run([str(a) for a in args], cwd=cwd, env={**os.environ, **(env or {})}, capture_output=True,
+                          text=True, timeout=timeout)
+
+
+def _report(stdout: str) -> dict[str, list[str]]:
+    lines: dict[str, list[str]] = {}
+    for line in stdout.splitlines():
+        key, _, value = line.partition("=")
+        lines.setdefault(key, []).append(value)
+    return lines
+
+
+def test_the_runtime_is_a_static_elf_with_the_type2_magic_and_finds_its_image(built, tmp_path):
+    elf = built["runtime"].read_bytes()
+    assert elf[:4] == b"\x7fELF" and elf[8:11] == b"AI\x02"
+    phoff, phentsize, phnum = struct.unpack_from("<Q", elf, 0x20)[0], *struct.unpack_from("<HH", elf, 0x36)
+    types = [struct.unpack_from("<I", elf, phoff + i * phentsize)[0] for i in range(phnum)]
+    assert 3 not in types  # no PT_INTERP: static, it needs no loader or library of the user's system
+    done = _run([built["appimage"], "--appimage-offset"], tmp_path)
+    assert done.returncode == 0 and int(done.stdout) == len(elf)
+    assert built["appimage"].read_bytes()[len(elf):len(elf) + 4] == b"hsqs"  # squashfs's magic, right there
+
+
+def test_extract_writes_the_files_symlinks_modes_and_times_of_the_image(built, tmp_path):
+    done = _run([built["appimage"], "--appimage-extract"], tmp_path)
+    assert done.returncode == 0, done.stderr
+    root, appdir = tmp_path / "squashfs-root", built["appdir"]
+    assert (root / "usr" / "share" / "hello.txt").read_text() == "hello from the image\n"
+    assert (root / "usr" / "bin" / "tool").read_bytes() == (appdir / "usr" / "bin" / "tool").read_bytes()
+    assert os.readlink(root / "hello") == "usr/share/hello.txt"
+    assert stat.S_IMODE((root / "AppRun").stat().st_mode) == 0o755
+    assert stat.S_IMODE((root / "usr" / "share" / "hello.txt").stat().st_mode) == 0o644
+    assert stat.S_IMODE((root / "locked").stat().st_mode) == 0o555
+    assert (root / "locked" / "inside.txt").read_text() == "kept\n"
+    assert int((root / "usr" / "bin" / "tool").stat().st_mtime) == int((appdir / "usr" / "bin" / "tool").stat().st_mtime)
+    again = _run([built["appimage"], "--appimage-extract"], tmp_path)  # over an earlier extraction
+    assert again.returncode == 0, again.stderr
+
+
+@pytest.mark.parametrize("how", ["option", "environment"])
+def test_extract_and_run_passes_arguments_environment_and_exit_code_then_removes_the_folder(built, tmp_path, how):
+    args = ["two words", "--flag"]
+    env = {"EXIT_CODE": "7", "TMPDIR": str(tmp_path)}
+    if how == "option":
+        command = [built["appimage"], "--appimage-extract-and-run", *args]
+    else:
+        command, env["APPIMAGE_EXTRACT_AND_RUN"] = [built["appimage"], *args], "1"
+    done = _run(command, tmp_path, env)
+    assert done.returncode == 7, done.stderr
+    seen = _report(done.stdout)
+    assert seen["ARG"] == args and seen["HELLO"] == ["hello from the image"]
+    assert seen["APPIMAGE"] == [str(built["appimage"])] and seen["ARGV0"] == [str(built["appimage"])]
+    assert seen["APPDIR"][0].startswith(f"{tmp_path}/.extract_Test") and seen["MOUNT"] == [""]
+    assert not Path(seen["APPDIR"][0]).exists() and done.stderr == ""
+
+
+def _fuse_usable() -> bool:
+    if not os.access("/dev/fuse", os.R_OK | os.W_OK):
+        return False
+    return os.geteuid() == 0 or shutil.which("fusermount3") is not None
+
+
+@pytest.mark.skipif(not _fuse_usable(), reason="no usable /dev/fuse (or no fusermount3 for a non-root user) here")
+def test_by_default_it_mounts_the_image_with_fuse_runs_apprun_and_unmounts(built, tmp_path):
+    done = _run([built["appimage"], "a", "b"], tmp_path, {"EXIT_CODE": "3", "TMPDIR": str(tmp_path)})
+    assert done.returncode == 3, done.stderr
+    seen = _report(done.stdout)
+    assert seen["MOUNT"] == ["fuse.squashfs"], done.stderr  # a FUSE mount, not an extraction
+    tool = (built["appdir"] / "usr" / "bin" / "tool").read_bytes()
+    assert seen["TOOL"] == [hashlib.md5(tool).hexdigest()]  # read through FUSE across several squashfs blocks
+    assert seen["ARG"] == ["a", "b"] and seen["HELLO"] == ["hello from the image"]
+    mountpoint = seen["APPDIR"][0]
+    assert mountpoint.startswith(f"{tmp_path}/.mount_Test") and seen["APPIMAGE"] == [str(built["appimage"])]
+    assert mountpoint not in Path("/proc/mounts").read_text() and not Path(mountpoint).exists()
+
+
+@pytest.mark.skipif(os.geteuid() != 0 or not all(shutil.which(t) for t in ("unshare", "setpriv", "fusermount3")),
+                    reason="needs root (a namespace of its own with a /dev/fuse a user may open), setpriv, fusermount3")
+def test_a_user_mounts_through_fusermount3_and_it_unmounts_after(built, tmp_path):
+    # /dev/fuse may be root's only (as on this machine): a private mount namespace gets one the user may open.
+    shared = Path(tempfile.mkdtemp(prefix="venus-appimage-"))
+    try:
+        shared.chmod(0o755)
+        appimage = shared / "UserTest.AppImage"  # somewhere the user can read, with a name of its own
+        shutil.copy(built["appimage"], appimage)
+        os.mknod(shared / "fuse", 0o666 | stat.S_IFCHR, os.stat("/dev/fuse").st_rdev)
+        (shared / "fuse").chmod(0o666)
+        as_user = (f'mount --bind {shared}/fuse /dev/fuse && exec setpriv --reuid=65534 --regid=65534 --clear-groups '
+                   f'env PATH=/usr/bin:/bin EXIT_CODE=5 {appimage} u')
+        done = _run(["unshare", "-m", "sh", "-c", as_user], tmp_path)
+        if "cannot mount with FUSE (/dev/fuse" in done.stderr or "unshare failed" in done.stderr:
+            pytest.skip(f"no FUSE device for a user here: {done.stderr.strip()}")
+        assert done.returncode == 5, done.stderr
+        seen = _report(done.stdout)
+        assert seen["MOUNT"] == ["fuse.squashfs"] and seen["ARG"] == ["u"], done.stdout + done.stderr
+        assert seen["APPDIR"][0].startswith("/tmp/.mount_UserTest") and not Path(seen["APPDIR"][0]).exists()
+    finally:
+        shutil.rmtree(shared)
+
+
+@pytest.mark.skipif(os.geteuid() != 0 or not shutil.which("unshare"), reason="needs root to hide /dev in a namespace")
+def test_without_fuse_it_says_so_in_one_line_and_extracts_instead(built, tmp_path):
+    hide_dev = 'mount -t tmpfs none /dev && exec "$0" "$@"'  # a mount namespace of its own: /dev is empty there
+    done = _run(["unshare", "-m", "sh", "-c", hide_dev, built["appimage"], "x"], tmp_path,
+                {"EXIT_CODE": "4", "TMPDIR": str(tmp_path)})
+    if "unshare failed" in done.stderr or "mount:" in done.stderr:
+        pytest.skip(f"no mount namespace here: {done.stderr.strip()}")
+    assert done.returncode == 4, done.stderr
+    assert done.stderr.splitlines() == [
+        "Test.AppImage: cannot mount with FUSE (/dev/fuse: No such file or directory); "
+        "extracting to a temporary folder instead"]
+    seen = _report(done.stdout)
+    assert seen["ARG"] == ["x"] and seen["HELLO"] == ["hello from the image"] and seen["MOUNT"] == [""]
+
+
+def test_errors_are_one_clear_line(built, tmp_path):
+    bare = _run([built["runtime"]], tmp_path)  # the runtime with nothing appended
+    assert bare.returncode == 1 and len(bare.stderr.splitlines()) == 1
+    assert "no AppImage payload at offset" in bare.stderr and "squashfs" in bare.stderr
+    unknown = _run([built["appimage"], "--appimage-frobnicate"], tmp_path)
+    assert unknown.returncode == 2 and unknown.stderr.strip().endswith("(--appimage-help lists them)")
+    helped = _run([built["appimage"], "--appimage-help"], tmp_path)
+    for option in ["--appimage-offset", "--appimage-extract ", "--appimage-extract-and-run", "APPIMAGE_EXTRACT_AND_RUN"]:
+        assert option in helped.stdout
