@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from engine.runtime.addressee import addressee_cues, content_words
+from engine.runtime.cues import addressee_cues, content_words
 from engine.runtime.overlap import ConversationContext, OverlapFeatures, OverlapOptions, OverlapPolicy
 from engine.timeline import OverlapKind
 

@@ -5,70 +5,31 @@ The runtime ducks at once and calls `OverlapPolicy.decide` repeatedly as audio a
 arrive. It answers *undecided* (keep ducked) until the cues are clear or the deadline (300 ms from onset) is
 reached; at the deadline it must commit. A verdict reached without any words is *provisional*: the runtime
 pauses playback instead of discarding it, and `review` re-judges the segment once words arrive, so a false
-interruption resumes the unfinished answer.
+interruption resumes the unfinished answer. The cues it weighs (words, lexicons, names) are read in
+engine.runtime.cues.
 """
 
 from __future__ import annotations
 
-import math
-import re
 from dataclasses import dataclass, field
 
-from engine.runtime.addressee import FUNCTION_WORDS, addressee_cues, content_words
+from engine.runtime.cues import (
+    GIVEN_NAMES,
+    OTHER_VOCATIVES,
+    addressee_cues,
+    asks_with_question_word,
+    backchannel_score,
+    cue_words,
+    opens_with_stop,
+    overlap_scores,
+)
 from engine.timeline.events import OverlapDecision, OverlapKind
 
-_TOKEN = re.compile(r"[a-z0-9'-]+")
-_ANY_TOKEN = re.compile(r"[^\W_]+(?:['-][^\W_]+)*")  # words of any script: "qué", "España"
-
-# Short listener responses that do not claim the floor (single words and two-word phrases).
-BACKCHANNELS = frozenset(
-    "yeah yes yep yup uh-huh uhhuh mhm mm-hmm mm-mm mmhmm mm mmm mmmm hmm hm okay ok right sure wow oh ah cool nice alright "
-    "really exactly true totally great interesting huh uh um aha ha".split()
-) | frozenset({"i see", "got it", "makes sense", "of course", "go on", "i know", "oh wow", "all right",
-               "that's right", "fair enough", "no way", "oh nice", "oh really", "thank you", "thanks"})
-# What whisper tiny.en writes for short backchannels it mishears ("Mm-hmm" -> "and then", "Yeah, yeah" -> "the air").
-BACKCHANNEL_SOUNDALIKES = frozenset({"and then", "the air", "here here", "hear hear", "a huh", "uh huh", "mm hmm",
-                                     "m hmm", "hmm hmm", "mhm mhm", "yeah yeah", "yes yes", "okay okay", "right right"})
-# Words that claim the floor whatever else is said.
-STOP_CUES = frozenset({"stop", "wait", "hold on", "hang on", "pause", "enough", "cancel", "never mind",
-                       "excuse me", "sorry", "actually", "listen", "shut up", "no no", "quiet"})
-# Vocatives that name someone other than the assistant.
-OTHER_VOCATIVES = frozenset("honey mom mum dad guys babe sweetie kids darling buddy dude man sir madam".split())
-# Common given names: a lone name heard at the start of speech over Venus ("Mike." in a partial, the rest not
-# decoded yet) is how a person in the room is called. Only this list counts there: whisper capitalises any
-# first word, and a misheard "Wait." must not read as a name.
-GIVEN_NAMES = frozenset(
-    "aaron adam alex alice amy andrew angela anna anne ben beth bob brian carl carol chris claire dan daniel "
-    "dave david diana ed emily emma eric george greg hannah harry helen ian jake james jane jason "
-    "jeff jen jenny jess jim joe john jon josh julia julie kate katie kevin laura lisa liz lucy luke maria "
-    "mary matt megan mia michael mike nick olivia paul pete peter rachel robert ryan sam sara sarah "
-    "sophie steve susan tim tom tony zoe".split())
-_FIRST_WORD = re.compile(r"\s*(?:(?i:hey|hi|oh),? )?([A-Z][a-z]+)\b")
-_LONE_WORD = re.compile(r"\s*(?:(?i:hey|hi|oh),? )?([A-Za-z]+)[.!?,]*\s*")
-# Capitalised words that start or end an utterance without being anyone's name.
-_NOT_NAMES = BACKCHANNELS | STOP_CUES | frozenset(
-    "what who where why how when which please no hello hey hi well sorry really pardon again there here now "
-    "thanks then anyway so fine um uh "
-    # sentence adverbs that open with a comma like a name ("Therefore, talk." for "the football game")
-    "therefore however besides meanwhile otherwise also still plus instead indeed "
-    # pronouns: whisper heard "Venus, skip that" as "Me, let's skip."
-    "i me my we us our you he him his she her it they them this that "
-    # verbs that open a request to Venus: whisper heard "skip that" as "Skip, not, and dev."
-    "skip forget cancel listen look tell show give let go try".split())
-# Letters that fillers and backchannels begin with ("ah", "hm", "mm", "oh", "uh"): whisper writes them alone too
-_FILLER_INITIALS = frozenset("ahmoue")
-# Function words whisper tiny writes, alone and twice in a row, for a name it cannot make out at the start of
-# speech: "Anna, where did you put the keys?" opened with "And" in all 6 such overlaps of seeds 101 and 111, as
-# "And", "and." in 4 of them (a user who starts to interrupt with "And..." gets on with the words at once)
-_NAME_SOUNDALIKES = frozenset({"and"})
-# First words of the stop cues: "Hold." alone is "hold on" cut short, not a name.
-_CUE_HEADS = frozenset(cue.split()[0] for cue in STOP_CUES)
-_SECOND_PERSON = re.compile(r"\b(can|could|would|will|do|did) you\b|\byou\b|\byour\b")
-_REQUEST_OPENER = re.compile(r"^(please |and |but |so |ok |okay |oh )?(tell|show|give|explain|say|repeat|read|"
-                             r"what|what's|how|why|when|where|who|which|is|are|can|could|go)\b")
-_QUESTION_WORD = re.compile(r"\b(what|what's|how|why|who|where|when|which)\b")
-_VOCATIVE_START = re.compile(r"^\s*(?i:hey|hi|oh|ok|okay)?[\s,]*([A-Z][a-z]+)\s*[,!?]")
-_VOCATIVE_END = re.compile(r",\s*([A-Z][a-z]+)\s*[.?!]*\s*$")
+# GIVEN_NAMES, OTHER_VOCATIVES and backchannel_score live in engine.runtime.cues and are re-exported here
+__all__ = [
+    "GIVEN_NAMES", "OTHER_VOCATIVES", "ConversationContext", "OverlapFeatures", "OverlapOptions", "OverlapPolicy",
+    "OverlapVerdict", "backchannel_score",
+]
 
 
 @dataclass(frozen=True)
@@ -225,114 +186,17 @@ class OverlapVerdict:
                                latency_ms=self.elapsed_ms)
 
 
-def _tokens(text: str) -> list[str]:
-    # whisper writes "Uh -huh." and "Mm -mm.": loose hyphens are not part of the word
-    return [t for t in (raw.strip("-'") for raw in _TOKEN.findall(text.lower())) if t]
-
-
-def _phrases(tokens: list[str]) -> set[str]:
-    return set(tokens) | {" ".join(tokens[i : i + 2]) for i in range(len(tokens) - 1)}
-
-
-def _opens_with_stop(words: str) -> bool:
-    """True when the first two words hold a stop cue ("Hang on, ...", "Wait, ...")."""
-    return bool(_phrases(_tokens(words)[:2]) & STOP_CUES)
-
-
-def backchannel_score(tokens: list[str]) -> float:
-    """Share of the words that belong to backchannel phrases (1.0 for "uh-huh", 0.0 for "what time is it")."""
-    if not tokens:
-        return 0.0
-    covered = [False] * len(tokens)
-    for i in range(len(tokens)):
-        pair = f"{tokens[i]} {tokens[i + 1]}" if i + 1 < len(tokens) else ""
-        if pair in BACKCHANNELS or (pair in BACKCHANNEL_SOUNDALIKES and len(tokens) <= 3):
-            covered[i] = covered[i + 1] = True
-        elif tokens[i] in BACKCHANNELS:
-            covered[i] = True
-    return sum(covered) / len(tokens)
-
-
 class OverlapPolicy:
     """Decides what overlapping speech is; pure and cheap, so the runtime may call it on every audio block."""
 
     def __init__(self, options: OverlapOptions | None = None) -> None:
         self.options = options or OverlapOptions()
 
-    def _scores(self, f: OverlapFeatures, context: ConversationContext) -> dict[str, float]:
-        o = self.options
-        tokens = _tokens(f.words) if o.english_words else _ANY_TOKEN.findall(f.words.lower())
-        phrases = _phrases(tokens)
-        name = context.assistant_name.lower()
-        spoken = set(_tokens(context.speaking_text) if o.english_words else _ANY_TOKEN.findall(context.speaking_text.lower()))
-        echo_text = (sum(t in spoken for t in tokens) / len(tokens)) if len(tokens) >= 2 and spoken else 0.0
-        known = GIVEN_NAMES | {n.lower() for n in context.other_names} if context.other_names else GIVEN_NAMES
-        vocatives = {m.group(1).lower() for m in (_VOCATIVE_START.search(f.words), _VOCATIVE_END.search(f.words))
-                     if m}
-        # "Honestly, ..." and "Anyway, ..." open a sentence with a comma like a name does; a known name
-        # ending in -ly ("Emily, ...") is still one
-        other_named = any(v != name and v not in _NOT_NAMES and (v in known or not v.endswith("ly"))
-                          for v in vocatives)
-        other_named |= bool(phrases & OTHER_VOCATIVES) or any(n.lower() in tokens for n in context.other_names)
-        first = _FIRST_WORD.match(f.words)  # "Mike did you..." (whisper drops the vocative's comma)
-        other_named |= bool(first) and first.group(1).lower() in known and first.group(1).lower() != name \
-            and len(tokens) > 1
-        lone = _LONE_WORD.fullmatch(f.words) if not f.is_final and f.speech_active else None
-        lone_name = bool(lone) and lone.group(1).lower() in known and lone.group(1).lower() != name
-        request = bool(_SECOND_PERSON.search(" ".join(tokens)) or _REQUEST_OPENER.search(" ".join(tokens)))
-        measured = f.loudness_db is not None and f.loudness_db >= o.plausible_level_db
-        loud = 1 / (1 + math.exp(-(f.loudness_db - o.background_level_db) / 2)) if measured else 0.5
-        scores = {
-            "words": float(len(tokens)),
-            "backchannel": backchannel_score(tokens),
-            "stop_cue": float(bool(phrases & STOP_CUES)),
-            "assistant_named": float(bool(name) and (name in tokens or self._name_begun(tokens, f, name))),
-            "request": float(request),
-            "other_named": float(other_named),
-            "lone_name": float(lone_name),  # only a name so far, the rest still being said
-            "repeated_word": float(bool(lone) and not lone_name and not request  # a lone unknown word, twice
-                                   and self._unknown_word_again(lone.group(1).lower(), f.previous_words, name)),
-            "user_voice": 0.5 if f.speaker_similarity is None else f.speaker_similarity,
-            "loudness": loud,
-            "echo": max(echo_text, f.echo_likelihood or 0.0),
-            "facing_screen": 0.5 if f.facing_screen is None else float(f.facing_screen),
-            "asked_question": float(context.speaking_text.rstrip().endswith("?")),
-        }
-        if not o.english_words:  # the English lexicons would misread the words: only names the user gave count
-            scores.update(backchannel=0.0, stop_cue=0.0, request=0.0, lone_name=0.0, repeated_word=0.0,
-                          other_named=float(any(n.lower() in tokens for n in context.other_names)))
-        return scores
-
-    @staticmethod
-    def _name_begun(tokens: list[str], f: OverlapFeatures, name: str) -> bool:
-        # A partial cut inside the assistant's name: whisper writes the unfinished "Ve-" of "Venus, ..." as "V."
-        # (and its final of that word alone is often empty). A lone first letter counts unless fillers and
-        # backchannels begin with it ("M" of "mm-hmm", "A" of "ah").
-        if f.is_final or len(tokens) != 1 or not 1 <= len(tokens[0]) < len(name) or not name.startswith(tokens[0]):
-            return False
-        word = tokens[0]
-        if word in _NOT_NAMES or word in OTHER_VOCATIVES or word in FUNCTION_WORDS:  # "an" of "Anna" is a word
-            return False
-        return len(word) > 1 or word not in _FILLER_INITIALS
-
-    @staticmethod
-    def _unknown_word_again(word: str, previous: str, assistant: str) -> bool:
-        # Two partials in a row that hold one word each, and neither is a cue, backchannel, question, request,
-        # function word or the start of the assistant's name: whisper hears a name it does not know as a common
-        # word ("Tom," -> "Time.", "Time."; "John," -> "job.", "DOG"), while a stop cue cut short turns into the
-        # cue as more of it arrives ("Back." -> "Actually...", "Way." -> "wait.").
-        before = _LONE_WORD.fullmatch(previous)
-        if before and before.group(1).lower() == word and word in _NAME_SOUNDALIKES:
-            return True
-        return bool(before) and all(
-            len(w) >= 3 and not assistant.startswith(w) and w not in _NOT_NAMES and w not in _CUE_HEADS
-            and bool(content_words(w)) for w in (before.group(1).lower(), word))
-
     def decide(self, features: OverlapFeatures, context: ConversationContext | None = None) -> OverlapVerdict:
         """The verdict so far: undecided (kind None) until the cues are clear or the deadline passes."""
         context = context or ConversationContext()
         o, f = self.options, features
-        s = self._scores(f, context)
+        s = overlap_scores(f, context, self.options)
         at_deadline = f.elapsed_ms >= o.deadline_ms or not f.speech_active or f.is_final
 
         def verdict(kind: OverlapKind | None, reason: str, provisional: bool = False) -> OverlapVerdict:
@@ -344,7 +208,7 @@ class OverlapPolicy:
         if s["echo"] >= o.echo_word_overlap:
             return verdict(OverlapKind.ECHO, f"the mic hears Venus's own words (echo {s['echo']:.2f})")
         if s["assistant_named"]:
-            said = "said" if context.assistant_name.lower() in _tokens(f.words) else f"began ({f.words!r})"
+            said = "said" if context.assistant_name.lower() in cue_words(f.words) else f"began ({f.words!r})"
             return verdict(OverlapKind.INTERRUPTION, f"the user {said} the assistant's name ({context.assistant_name})")
         # the voice cue is weak (see speaker.py): it does not outvote a stop cue or a request at user level
         other_voice = (f.speaker_similarity is not None and f.speaker_similarity < o.same_speaker_threshold
@@ -397,7 +261,7 @@ class OverlapPolicy:
             return verdict(None, f"backchannel words so far ({f.words!r}); waiting to see if more follows")
         closed = f.is_final or not f.speech_active
         asks = s["request"] or f.words.rstrip().endswith("?") \
-            or (o.english_words and bool(_QUESTION_WORD.search(f.words.lower())))
+            or (o.english_words and asks_with_question_word(f.words))
         if closed and f.elapsed_ms < o.backchannel_max_ms and s["words"] <= 2 and not s["request"]:
             # before the final, the words are a partial's ("We" for "Wait,"): the final confirms or revises it
             return verdict(OverlapKind.BACKCHANNEL, f"a short remark that does not claim the floor: {f.words!r}",
@@ -475,7 +339,7 @@ class OverlapPolicy:
         # someone else's.
         o, voice = self.options, f.speaker_similarity
         other_voice = voice is not None and voice < o.same_speaker_threshold and f.elapsed_ms >= o.min_speaker_ms
-        return not other_voice and (_opens_with_stop(f.words) or bool(s["assistant_named"]))
+        return not other_voice and (opens_with_stop(f.words) or bool(s["assistant_named"]))
 
     def _renamed(self, earlier: OverlapVerdict, features: OverlapFeatures,
                  context: ConversationContext | None) -> OverlapVerdict:
@@ -483,7 +347,7 @@ class OverlapPolicy:
         # "Honey on."): once the words hold no name any more and open with a stop cue, or name the assistant,
         # the user was talking to Venus after all.
         later = self.decide(features, context)
-        if later.stop and not later.named and (_opens_with_stop(features.words) or later.scores.get("assistant_named")):
+        if later.stop and not later.named and (opens_with_stop(features.words) or later.scores.get("assistant_named")):
             return OverlapVerdict(later.kind, f"revised (stop): the name was misheard: {later.reason}", later.scores,
                                   later.provisional, features.elapsed_ms)
         return earlier
@@ -499,7 +363,7 @@ class OverlapPolicy:
         near_line = f.loudness_db is not None and f.loudness_db >= o.background_level_db - o.named_quiet_margin_db
         if (voice_known and f.speaker_similarity < o.same_speaker_threshold) or not near_line:
             return earlier
-        s = self._scores(f, context)
+        s = overlap_scores(f, context, self.options)
         if not s["other_named"] or s["stop_cue"] or s["assistant_named"]:
             return earlier
         return OverlapVerdict(OverlapKind.OTHER_ADDRESSEE, f"revised (keep talking): {f.loudness_db:.1f} dB below the "

@@ -18,8 +18,7 @@ from typing import Protocol
 import numpy as np
 
 from engine.runtime import _end_of_turn_weights
-
-_WORD = re.compile(r"[a-z0-9']+")
+from engine.runtime.cues import split_words
 
 _PREPOSITIONS = frozenset("for to of with about at in on from into near by under over after before than as".split())
 _DETERMINERS = frozenset("the a an my your his her their our this that these those some any every each".split())
@@ -59,7 +58,7 @@ def probe_features(logprobs: np.ndarray | list[float], words: int) -> np.ndarray
 def turn_features(text: str) -> list[float]:
     """Lexical features of a (partial) transcript, in FEATURE_NAMES order."""
     stripped = text.strip()
-    words = _WORD.findall(stripped.lower())
+    words = split_words(stripped)
     last = words[-1] if words else ""
     first = words[0] if words else ""
     ellipsis = stripped.endswith(("...", "…", "-", "—"))
@@ -295,10 +294,10 @@ class EndOfTurnDetector:
             return EndOfTurnVerdict(silence_ms >= needed, probability, needed,
                                     f"{verb}: silence only (no word cues in this language, p={probability:.2f}); "
                                     f"{silence_ms}/{needed} ms of silence")
-        one_word = len(_WORD.findall(text.lower())) <= 1  # "Yeah." "Stop." are whole turns, period or not
+        one_word = len(split_words(text)) <= 1  # "Yeah." "Stop." are whole turns, period or not
         scored = distrust_asr_punctuation(text) if o.asr_punctuation and not one_word else text.strip()
         probability = self.probability(scored or text)
-        words = _WORD.findall(scored.lower())
+        words = split_words(scored)
         note = ""
         if 2 <= len(words) <= o.short_turn_words and not scored.endswith("?") \
                 and not any(w in _SHORT_TURN_OK for w in words) and probability > o.short_turn_cap:
