@@ -10,6 +10,10 @@ MODELS=${VENUS_MODELS_DIR:-$HOME/.local/share/venus/models}
 Xvfb :96 -screen 0 1280x800x24 -nolisten tcp >/dev/null 2>&1 & XVFB=$!
 trap 'kill $XVFB 2>/dev/null || true' EXIT
 sleep 1
+tree() {  # a process and all its descendants (the AppImage's runtime starts the app as its child)
+  local pid
+  for pid in "$@"; do echo "$pid"; tree $(ps -o pid= --ppid "$pid" 2>/dev/null); done
+}
 measure() {  # $1 label, $2 models folder ("fresh": an empty one, as on a first start), rest: command
   local label=$1 models=$2; shift 2
   local run=$ROUND
@@ -22,9 +26,12 @@ measure() {  # $1 label, $2 models folder ("fresh": an empty one, as on a first 
       VENUS_MODELS_DIR=$use_models "$@" >"$tmp/out.txt" 2>&1 & local pid=$!
     local window="" listening=""
     for _ in $(seq 600); do
-      [ -z "$window" ] && DISPLAY=:96 xdotool search --onlyvisible --pid "$pid" >/dev/null 2>&1 && window=$(echo "$(date +%s.%N) - $s" | bc)
-      [ -z "$listening" ] && pactl list source-outputs 2>/dev/null | grep -q "application.process.id = \"$pid\"" \
-        && listening=$(echo "$(date +%s.%N) - $s" | bc)
+      local pids; pids=$(tree "$pid")
+      for p in $pids; do
+        [ -z "$window" ] && DISPLAY=:96 xdotool search --onlyvisible --pid "$p" >/dev/null 2>&1 && window=$(echo "$(date +%s.%N) - $s" | bc)
+        [ -z "$listening" ] && pactl list source-outputs 2>/dev/null | grep -q "application.process.id = \"$p\"" \
+          && listening=$(echo "$(date +%s.%N) - $s" | bc)
+      done
       [ -n "$window" ] && [ -n "$listening" ] && break
       sleep 0.05
     done
@@ -39,4 +46,9 @@ for ROUND in $(seq "$RUNS"); do  # interleaved, so load from other work falls on
   measure "frozen, first start (.deb: models linked)" fresh dist/pyinstaller/venus/venus
   measure "frozen, first start (AppImage: models copied)" fresh env APPIMAGE=/tmp/Venus.AppImage dist/pyinstaller/venus/venus
   measure "frozen, later starts" "$MODELS" dist/pyinstaller/venus/venus
+  for image in dist/Venus-*-x86_64.AppImage; do
+    [ -x "$image" ] || continue
+    [ -r /dev/fuse ] && measure "AppImage file, FUSE mount, first start" fresh "$image"
+    measure "AppImage file, no FUSE (extracted each start), first start" fresh env APPIMAGE_EXTRACT_AND_RUN=1 "$image"
+  done
 done
