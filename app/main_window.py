@@ -27,6 +27,7 @@ from PySide6.QtWidgets import (
 from app.bridge import Bridge
 from app.controller import Controller, ControllerFactory, TimelineController
 from app.main_layout import SHORTCUT_MUTE, SHORTCUT_PUSH_TO_TALK, SHORTCUT_STOP, build_menus, build_panels
+from app.single_instance import SingleInstance, instance_key
 from app.theme import apply_theme
 from app.timeline_model import ConversationModel, RowKind, conversation_markdown
 from app.widgets import (
@@ -268,6 +269,14 @@ class MainWindow(QMainWindow):
                 return True
         return super().eventFilter(watched, event)
 
+    def bring_to_front(self) -> None:
+        """Show the window (from the tray, or minimized) and raise it: a second start of Venus asked for it."""
+        if self.isMinimized():
+            self.showNormal()
+        self.show()
+        self.raise_()
+        self.activateWindow()
+
     def new_chat(self) -> None:
         """Start a new conversation (the current one stays in the list)."""
         self.bridge.switch_conversation(None)
@@ -410,16 +419,25 @@ def run_app(settings: Settings, controller_factory: ControllerFactory | None = N
 
     app = QApplication.instance() or QApplication(sys.argv[:1])
     app.setApplicationName("Venus")
+    instance = SingleInstance(instance_key(paths.config_dir()))
+    if instance.ask_running_to_show():
+        print("Venus is already running: its window was brought to the front.")
+        return 0
+    instance.listen()
     apply_theme(app, settings.ui.theme)
     if not settings.ui.first_run_done:
         wizard = FirstRunWizard(settings, settings_path=settings_path)
-        if wizard.exec():
+        instance.activated.connect(wizard.raise_)  # a second start during the first run finds the wizard
+        accepted = wizard.exec()
+        instance.activated.disconnect(wizard.raise_)
+        if accepted:
             settings = wizard.settings
         else:  # skipped: ask again next time, but do not block the app
             log.info("first-run wizard skipped")
     factory = controller_factory or TimelineController
     controller = factory(timeline, settings)
     window = MainWindow(settings, controller.timeline, controller, settings_path=settings_path)
+    instance.activated.connect(window.bring_to_front)
     tray = Tray(window)
     window.quit_on_close = not tray.available
     tray.show_if_available()
@@ -433,6 +451,7 @@ def run_app(settings: Settings, controller_factory: ControllerFactory | None = N
     try:
         code = app.exec()
     finally:
+        instance.close()
         window.shutdown()
         tray.hide()
         window.hide()
