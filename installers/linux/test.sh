@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # `make installer-test`: install dist/venus_*.deb into a fresh minimal Debian 12 root (debootstrap, as root) with
 # nothing but what the package declares, and use it as a user would: --version, doctor, a spoken question answered
-# in a WAV file, the desktop app on a virtual display for 20 s (screenshot kept); then remove the package (the
-# user's data stays) and run the AppImage from the same root: as the user without FUSE (extracted to a temporary
-# folder, as the runtime falls back to), then once through a FUSE mount. Artifacts: dist/installer-test/.
+# in a WAV file, the desktop app on a virtual display for 20 s (screenshot kept; a second start must hand over to
+# it); then remove the package (the user's data stays) and run the AppImage from the same root: as the user without
+# FUSE (extracted to a temporary folder, as the runtime falls back to), then once through a FUSE mount.
+# Artifacts: dist/installer-test/.
 # The root (build/installer-test/root) is removed after a pass unless KEEP_ROOT=1.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
@@ -99,6 +100,12 @@ run_checks() {  # $1: label, $2: the venus command inside the root, $3: "main" t
     sleep 0.1
   done
   echo "window after ${shown:-never} s"
+  if [ -n "$shown" ]; then  # a second start brings the running window to the front and exits
+    AS_USER DISPLAY=:97 timeout 60 "$venus" > "$OUT/$label-second-start.txt" 2>&1 \
+      && grep -q "already running" "$OUT/$label-second-start.txt" \
+      || { cat "$OUT/$label-second-start.txt"; echo "a second start did not hand over to the running Venus"; exit 1; }
+    cat "$OUT/$label-second-start.txt"
+  fi
   sleep "$(echo "20 + $grace - ($(date +%s.%N) - $s)" | bc)" 2>/dev/null || true
   local alive=yes; DISPLAY=:97 xdotool search --onlyvisible --name . >/dev/null 2>&1 || alive=no
   DISPLAY=:97 $PY -c "import mss, sys; getattr(mss, 'MSS', mss.mss)().shot(mon=-1, output=sys.argv[1])" "$OUT/$label-app.png"
