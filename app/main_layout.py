@@ -27,19 +27,28 @@ SHORTCUT_CAMERA = "Ctrl+K"
 SHORTCUT_HELP = "F1"
 
 
+def _side_panel(name: str, title: str, min_width: int, main: QWidget, *below: QWidget) -> QFrame:
+    """A titled side panel: `main` takes the free height, `below` stay at their own."""
+    panel = QFrame()
+    panel.setObjectName(name)
+    panel.setMinimumWidth(min_width)
+    layout = QVBoxLayout(panel)
+    pad = SPACE[3]
+    layout.setContentsMargins(pad, pad, pad, pad)
+    layout.setSpacing(SPACE[2])
+    heading = QLabel(title)
+    heading.setObjectName("panelTitle")
+    layout.addWidget(heading)
+    layout.addWidget(main, 1)
+    for widget in below:
+        layout.addWidget(widget)
+    return panel
+
+
 def build_panels(window: MainWindow) -> None:
     """Conversations on the left, the conversation and its controls in the middle, tasks and camera on the right."""
-    gap, pad = SPACE[2], SPACE[3]
-    left = QFrame()
-    left.setObjectName("sidePanel")
-    left.setMinimumWidth(260)
-    left_layout = QVBoxLayout(left)
-    left_layout.setContentsMargins(pad, pad, pad, pad)
-    left_layout.setSpacing(gap)
-    heading = QLabel("Conversations")
-    heading.setObjectName("panelTitle")
-    left_layout.addWidget(heading)
-    left_layout.addWidget(window.conversations, 1)
+    gap = SPACE[2]
+    left = _side_panel("sidePanel", "Conversations", 260, window.conversations)
 
     header = QHBoxLayout()
     header.setSpacing(gap)
@@ -72,17 +81,7 @@ def build_panels(window: MainWindow) -> None:
     middle_layout.addLayout(entry)
     middle_layout.addLayout(voice)
 
-    right = QFrame()
-    right.setObjectName("rightPanel")
-    right.setMinimumWidth(300)
-    right_layout = QVBoxLayout(right)
-    right_layout.setContentsMargins(pad, pad, pad, pad)
-    right_layout.setSpacing(gap)
-    tasks_title = QLabel("Tasks")
-    tasks_title.setObjectName("panelTitle")
-    right_layout.addWidget(tasks_title)
-    right_layout.addWidget(window.tasks, 1)
-    right_layout.addWidget(window.camera)
+    right = _side_panel("rightPanel", "Tasks", 300, window.tasks, window.camera)
 
     window.splitter = QSplitter(Qt.Orientation.Horizontal)
     window.splitter.setObjectName("mainSplitter")
@@ -95,7 +94,7 @@ def build_panels(window: MainWindow) -> None:
     central = QWidget()
     central.setObjectName("central")
     layout = QVBoxLayout(central)
-    layout.setContentsMargins(pad, pad, pad, SPACE[1])
+    layout.setContentsMargins(SPACE[3], SPACE[3], SPACE[3], SPACE[1])
     layout.addWidget(window.splitter, 1)
     window.setCentralWidget(central)
     window.statusBar().setAccessibleName("Status messages")
