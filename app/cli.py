@@ -31,9 +31,10 @@ def _cmd_app(args: argparse.Namespace) -> int:
 
 
 def _cmd_doctor(args: argparse.Namespace) -> int:
+    from app.desktop_check import check_desktop
     from engine.doctor import format_report, run_checks
 
-    checks = run_checks()
+    checks = run_checks([check_desktop()])
     print(format_report(checks))
     return 1 if any(c.status == "fail" for c in checks) else 0
 

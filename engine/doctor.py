@@ -8,6 +8,7 @@ import platform
 import shutil
 import subprocess
 import sys
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -148,7 +149,7 @@ def _models() -> list[Check]:
 def _packages() -> list[Check]:
     checks = []
     for module, why in [("faster_whisper", "speech recognition"), ("onnxruntime", "VAD and voices"),
-                        ("piper", "neural voice"), ("PySide6", "desktop app")]:
+                        ("piper", "neural voice")]:
         try:
             importlib.import_module(module)
             checks.append(Check(module, "ok", why))
@@ -209,9 +210,9 @@ def _secrets_in(settings: Settings) -> Check:
                  "open Settings → MCP servers and press 'Move to keyring' (each becomes a keyring:NAME reference)")
 
 
-def run_checks() -> list[Check]:
-    """Every check, in report order."""
-    checks = _python_and_os() + [_cpu()] + _llama() + _torch() + _packages() + _audio() + [_cameras()]
+def run_checks(extra: Sequence[Check] = ()) -> list[Check]:
+    """Every check, in report order; `extra` (the desktop app's, from app/) goes after the packages."""
+    checks = _python_and_os() + [_cpu()] + _llama() + _torch() + _packages() + list(extra) + _audio() + [_cameras()]
     checks += _models() + [_keyring(), *_settings(), _database()]
     checks.append(Check("folders", "ok", f"models {paths.models_dir()}; logs {paths.log_dir()}; config {paths.config_dir()}"))
     return checks

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import logging
+import sys
 
 log = logging.getLogger(__name__)
 
@@ -21,7 +22,15 @@ def _have_audio_devices() -> bool:
 
 def run_desktop(args: argparse.Namespace) -> int:
     """Open the main window with a real session (voice when devices exist) until the user quits."""
-    from app.main_window import run_app
+    try:
+        from app.main_window import run_app
+    except (ImportError, OSError) as exc:  # a system library Qt needs is missing: say which, not a traceback
+        from app.desktop_check import explain_load_failure
+
+        what, fix = explain_load_failure(exc)
+        print(f"venus: the desktop app cannot start: {what}\n  fix: {fix}; `venus chat` works without it",
+              file=sys.stderr)
+        return 1
     from app.session_controller import session_controller_factory
     from engine.settings import load_settings
 
