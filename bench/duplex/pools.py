@@ -69,7 +69,7 @@ ROLES = ("Mom", "Dad", "Mum", "honey", "sweetie", "kids", "guys", "buddy", "babe
          "Uncle", "Granddad", "Nonna", "Abuela", "Ma", "Pa", "mate", "bro", "son", "dear", "boys", "girls", "ladies",
          "Nanny", "pal", "chief")
 # Names and roles the old fixed lists (scenario_text, turn_corpus) or the runtime's own name lexicons
-# (engine/runtime/overlap.py GIVEN_NAMES, OTHER_VOCATIVES) already hold: rules were tuned with them, so they are
+# (engine/runtime/cues.py GIVEN_NAMES, OTHER_VOCATIVES) already hold: rules were tuned with them, so they are
 # always train, never dev or test.
 _SEEN_BEFORE = frozenset({"John", "Sarah", "Mike", "Tom", "Anna", "Daniel", "Carlos", "Priya", "Mom", "Dad", "Mum",
                           "honey", "sweetie", "kids", "guys", "buddy", "babe", "darling"})
