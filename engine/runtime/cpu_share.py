@@ -22,6 +22,8 @@ class CpuShare:
         self.conversation = conversation
         self.options = options
         self._held: Any = None  # the AssistantTurn whose decoding waits
+        # read once: psutil asks sysfs on every call, and lend_cores runs at each clause and each speech onset
+        self._cores = options.answer_start_threads or psutil.cpu_count(logical=False) or 1
 
     def lend_cores(self, lend: bool) -> None:
         """Every core to the LLM (`lend`), or back to its own thread count; safe from any thread."""
@@ -29,8 +31,7 @@ class CpuShare:
         use = getattr(getattr(self.conversation, "backend", None), "use_threads", None)
         if use is None:
             return
-        n = self.options.answer_start_threads or psutil.cpu_count(logical=False) or 1
-        use(n if lend and n > 1 else None)
+        use(self._cores if lend and self._cores > 1 else None)
 
     def hold_answer(self, turn: Any) -> None:
         """Hold `turn`'s decoding (an engine.llm AssistantTurn) and release any other; None releases all."""
