@@ -16,6 +16,8 @@ SYSTEM_PACKAGES=(
   # installers (make installer): the AppImage's squashfs and our AppImage runtime (installers/linux/appimage),
   # a static ELF linked with squashfuse, FUSE 3 and squashfuse's five decompressors; fuse3 to mount AppImages
   squashfs-tools libsquashfuse-dev libfuse3-dev zlib1g-dev liblzma-dev liblz4-dev liblzo2-dev libzstd-dev fuse3
+  # the installer test (make installer-test, run by .ci/run): a fresh Debian root, and the window watched from outside
+  debootstrap debian-archive-keyring xdotool bc
 )
 
 install_system_packages() {

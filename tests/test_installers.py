@@ -156,12 +156,3 @@ def test_the_source_install_answers_version_too():
 
     done = subprocess.run([sys.executable, "-m", "app.cli", "--version"], capture_output=True, text=True, timeout=60)
     assert done.returncode == 0 and done.stdout.strip() == "venus 0.1.0", (done.stdout, done.stderr)
-
-
-def test_the_appimage_is_our_runtime_with_the_appdir_appended_and_is_tested_as_a_file():
-    build = (INSTALLERS / "linux" / "build.sh").read_text()
-    assert "make -s -C installers/linux/appimage" in build
-    assert 'cat build/appimage/runtime-x86_64 build/appimage/Venus.squashfs > "$APPIMAGE_OUT"' in build
-    test = (INSTALLERS / "linux" / "test.sh").read_text()
-    assert "--appimage-extract-and-run" in test and ".mount_Venus" in test and "unsquashfs" not in test
-    assert (INSTALLERS / "linux" / "appimage" / "runtime.c").is_file()

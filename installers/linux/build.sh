@@ -54,16 +54,16 @@ install -m 644 assets/venus.png "$APPDIR/usr/share/icons/hicolor/256x256/apps/ve
 ln -sf venus.png "$APPDIR/.DirIcon"
 APPIMAGE_OUT="dist/Venus-${VERSION}-x86_64.AppImage"
 rm -f "$APPIMAGE_OUT" dist/Venus-*-x86_64.squashfs  # the latter: what builds before our runtime left
-if command -v appimagetool >/dev/null; then  # Debian and PyPI do not carry it; CI downloads it
+if [ "${USE_APPIMAGETOOL:-0}" = 1 ]; then  # AppImage's own tool and runtime, only when asked for (GitHub only)
   ARCH=x86_64 appimagetool --no-appstream "$APPDIR" "$APPIMAGE_OUT"
 else  # an AppImage is its runtime (a static ELF) with the AppDir's squashfs appended
   # quiet unless it fails: the linker's one warning (libfuse's unused module loader calls dlopen) is expected
   if ! log=$(make -s -C installers/linux/appimage O="$(pwd)/build/appimage" 2>&1); then echo "$log"; exit 1; fi
   mksquashfs "$APPDIR" build/appimage/Venus.squashfs -root-owned -noappend -comp zstd -Xcompression-level 15 \
     -quiet -no-progress
-  cat build/appimage/runtime-x86_64 build/appimage/Venus.squashfs > "$APPIMAGE_OUT"
-  chmod 755 "$APPIMAGE_OUT" && rm build/appimage/Venus.squashfs
+  cat build/appimage/runtime-x86_64 build/appimage/Venus.squashfs > "$APPIMAGE_OUT.part"  # no half file in dist/
+  chmod 755 "$APPIMAGE_OUT.part" && mv "$APPIMAGE_OUT.part" "$APPIMAGE_OUT" && rm build/appimage/Venus.squashfs
 fi
-"$APPIMAGE_OUT" --version  # mounted with FUSE, or extracted where FUSE is missing (our runtime falls back)
+APPIMAGE_EXTRACT_AND_RUN=${USE_APPIMAGETOOL:+1} "$APPIMAGE_OUT" --version  # mounted with FUSE, or extracted where FUSE is missing (our runtime falls back)
 echo "built $APPIMAGE_OUT ($(du -h "$APPIMAGE_OUT" | cut -f1))"
 echo "make installer: $(( $(date +%s) - t0 )) s"

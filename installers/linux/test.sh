@@ -9,8 +9,8 @@
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 [ "$(id -u)" = 0 ] || { echo "installer-test needs root (debootstrap, chroot)"; exit 2; }
-for tool in debootstrap Xvfb xdotool espeak-ng sox; do
-  command -v $tool >/dev/null || { echo "missing $tool: apt-get install debootstrap xvfb xdotool espeak-ng sox"; exit 2; }
+for tool in debootstrap Xvfb xdotool espeak-ng sox bc; do
+  command -v $tool >/dev/null || { echo "missing $tool: apt-get install debootstrap xvfb xdotool espeak-ng sox bc"; exit 2; }
 done
 DEB=$(ls -t dist/venus_*_amd64.deb | head -1)
 IMAGE=$(ls -t dist/Venus-*-x86_64.AppImage 2>/dev/null | head -1 || true)
@@ -110,7 +110,7 @@ run_checks() {  # $1: label, $2: the venus command inside the root, $3: "main" t
   local alive=yes; DISPLAY=:97 xdotool search --onlyvisible --name . >/dev/null 2>&1 || alive=no
   DISPLAY=:97 $PY -c "import mss, sys; getattr(mss, 'MSS', mss.mss)().shot(mon=-1, output=sys.argv[1])" "$OUT/$label-app.png"
   wait $app || true  # timeout ends it at 24 s (plus the grace)
-  kill $XVFB_PID; wait $XVFB_PID 2>/dev/null || true; XVFB_PID=
+  kill "$XVFB_PID" 2>/dev/null || true; wait "$XVFB_PID" 2>/dev/null || true; XVFB_PID=
   [ -n "$shown" ] || { echo "no Venus window within $((20 + grace)) s"; cat "$OUT/$label-app.txt"; exit 1; }
   [ $alive = yes ] || { echo "the window was gone before $((20 + grace)) s:"; cat "$OUT/$label-app.txt"; exit 1; }
   if grep -q "Traceback" "$OUT/$label-app.txt"; then cat "$OUT/$label-app.txt"; exit 1; fi
@@ -146,7 +146,7 @@ leftover=$(find "$ROOT/tmp" -maxdepth 1 -name ".extract_*")
 step "AppImage through a FUSE mount (root in the test root, with Debian's fuse3)"
 IN apt-get install -y -q --no-install-recommends fuse3 >> "$OUT/apt.log" 2>&1
 if IN sh -c 'exec 3<>/dev/fuse' 2>/dev/null; then
-  IN $APPIMAGE --check-bundle > "$OUT/appimage-fuse-check-bundle.txt" 2>&1 & fuse_run=$!
+  IN timeout 300 $APPIMAGE --check-bundle > "$OUT/appimage-fuse-check-bundle.txt" 2>&1 & fuse_run=$!
   mounted=""
   for _ in $(seq 100); do  # the image is mounted while it runs (a FUSE mount at /tmp/.mount_Venus*)
     mounted=$(grep -o " $ROOT/tmp/\.mount_Venus[^ ]* fuse[^ ]*" /proc/mounts || true); [ -n "$mounted" ] && break

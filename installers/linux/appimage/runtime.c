@@ -180,7 +180,11 @@ static const struct fuse_operations fs_ops = {
 /* ---------- running AppRun ---------- */
 
 static pid_t app_pid;
-static void forward_signal(int sig) { if (app_pid > 0) kill(app_pid, sig); }
+static volatile sig_atomic_t stopping;  /* a signal that asked us to end, before AppRun was started */
+static void forward_signal(int sig) {
+  if (app_pid > 0) kill(app_pid, sig);
+  else stopping = sig;
+}
 
 /* Runs APPDIR/AppRun with the user's arguments and the AppImage environment; returns its exit status. */
 static int run_apprun(const char *appdir, const char *argv0, int argc, char **argv) {
@@ -211,9 +215,13 @@ static int run_apprun(const char *appdir, const char *argv0, int argc, char **ar
   struct sigaction sa = {.sa_handler = forward_signal, .sa_flags = SA_RESTART};
   sigaction(SIGTERM, &sa, NULL);
   sigaction(SIGHUP, &sa, NULL);
-  int status;
-  while (waitpid(app_pid, &status, 0) < 0 && errno == EINTR) {}
+  int status = 0, waited;
+  while ((waited = waitpid(app_pid, &status, 0)) < 0 && errno == EINTR) {}
   free(args);
+  if (waited < 0) {  /* not ours to wait for (SIGCHLD ignored by whoever started us): no exit code to give */
+    say("cannot wait for AppRun: %s", strerror(errno));
+    return 1;
+  }
   return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
 }
 
@@ -224,7 +232,8 @@ static int private_dir(const char *kind, char *out, size_t len) {
   while (n < 16 && ((base[n] >= 'a' && base[n] <= 'z') || (base[n] >= 'A' && base[n] <= 'Z') ||
                     (base[n] >= '0' && base[n] <= '9')))
     n++;
-  snprintf(out, len, "%s/.%s_%.*sXXXXXX", tmp && *tmp ? tmp : "/tmp", kind, n, base);
+  /* a relative $TMPDIR would leave the mount behind once the FUSE server changes directory */
+  snprintf(out, len, "%s/.%s_%.*sXXXXXX", tmp && *tmp == '/' ? tmp : "/tmp", kind, n, base);
   if (mkdtemp(out)) return 0;
   say("cannot create %s: %s", out, strerror(errno));
   return -1;
@@ -235,6 +244,7 @@ static int private_dir(const char *kind, char *out, size_t len) {
 struct dir_mode { char *path; mode_t mode; time_t mtime; };
 
 static int extract_file(sqfs_inode *inode, const char *path) {
+  errno = 0;  /* a failed read of the image sets none: it must not report the unlink before it */
   int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0700);
   if (fd < 0) return -1;
   static char buf[1 << 20];
@@ -265,12 +275,17 @@ static int extract(const char *dest) {
     say("cannot extract into %s: %s", dest, err ? "the image cannot be read" : strerror(errno));
     return -1;
   }
-  while (rc == 0 && sqfs_traverse_next(&trv, &err)) {
+  while (rc == 0 && !stopping && sqfs_traverse_next(&trv, &err)) {
     if (trv.dir_end) continue;
     char path[PATH_MAX];
-    snprintf(path, sizeof path, "%s/%s", dest, trv.path);
+    if ((size_t)snprintf(path, sizeof path, "%s/%s", dest, trv.path) >= sizeof path) {
+      say("cannot extract %s: the path is too long", trv.path);
+      rc = -1;
+      break;
+    }
     const char *name = sqfs_dentry_name(&trv.entry);
-    if (!strcmp(name, ".") || !strcmp(name, "..")) continue;  /* a crafted image must not write outside dest */
+    /* a crafted image must not write outside dest */
+    if (!strcmp(name, ".") || !strcmp(name, "..") || strchr(name, '/')) continue;
     if (sqfs_inode_get(&image, &inode, trv.entry.inode)) {
       say("cannot read %s from the image", trv.path);
       rc = -1;
@@ -333,10 +348,15 @@ static void remove_tree(const char *dir) {
 
 static int extract_and_run(const char *argv0, int argc, char **argv) {
   char dir[PATH_MAX];
+  /* Ctrl-C or a kill while extracting ends the extraction, and the half-written folder is removed */
+  struct sigaction sa = {.sa_handler = forward_signal};
+  sigaction(SIGINT, &sa, NULL);
+  sigaction(SIGTERM, &sa, NULL);
+  sigaction(SIGHUP, &sa, NULL);
   if (private_dir("extract", dir, sizeof dir)) return 1;
-  int rc = extract(dir) ? 1 : run_apprun(dir, argv0, argc, argv);
+  int rc = extract(dir) || stopping ? 1 : run_apprun(dir, argv0, argc, argv);
   remove_tree(dir);
-  return rc;
+  return stopping ? 128 + stopping : rc;
 }
 
 /* ---------- mounting ---------- */
@@ -475,6 +495,7 @@ static void help(void) {
 }
 
 int main(int argc, char **argv) {
+  signal(SIGCHLD, SIG_DFL);  /* inherited as ignored, waitpid could not give AppRun's exit code */
   if (!realpath("/proc/self/exe", self)) {
     strcpy(self, "appimage");
     say("cannot find its own file through /proc/self/exe: %s", strerror(errno));
