@@ -153,6 +153,8 @@ def test_windows_and_macos_scripts_reference_files_that_exist():
 def test_the_source_install_answers_version_too():
     import subprocess
     import sys
+    import tomllib
 
+    version = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["version"]  # not a copy of it here
     done = subprocess.run([sys.executable, "-m", "app.cli", "--version"], capture_output=True, text=True, timeout=60)
-    assert done.returncode == 0 and done.stdout.strip() == "venus 0.1.0", (done.stdout, done.stderr)
+    assert done.returncode == 0 and done.stdout.strip() == f"venus {version}", (done.stdout, done.stderr)
