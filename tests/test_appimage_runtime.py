@@ -266,3 +266,58 @@ def test_a_truncated_image_is_one_line_and_nothing_runs(built, tmp_path):
         assert done.returncode != 0 and len(done.stderr.splitlines()) == 1, done.stderr
         assert "APPDIR=" not in done.stdout and "Traceback" not in done.stderr
     assert not list(tmp_path.glob(".extract_*"))
+
+
+def _crafted_appimage(runtime: Path, where: Path, layout: str, outside: Path) -> Path:
+    """An AppImage whose image has what no real folder has, so mksquashfs cannot write it from one: "symlink" a
+    symlink `escape` -> `outside` and then a folder `escape` with a file in it; "dotdot" a folder named "..". mksquashfs
+    writes a tree with a name of the same length in its place (its directory table left uncompressed, -noI), and that
+    name is changed in the directory table. unsquashfs -lls shows the tree before and refuses the image after."""
+    src = where / "src"
+    src.mkdir(parents=True)
+    (src / "AppRun").write_text("#!/bin/sh\necho ran\n")
+    (src / "AppRun").chmod(0o755)
+    if layout == "symlink":
+        (src / "escape").symlink_to(outside)
+        (src / "escapf").mkdir()
+        (src / "escapf" / "file").write_text("written through the symlink\n")
+        entry, renamed, refused = b"\x01\x00\x05\x00escapf", b"escape", "duplicate names"  # type 1 (folder), len-1
+    else:
+        (src / "zz").mkdir()
+        (src / "zz" / "file").write_text("written beside the target\n")
+        entry, renamed, refused = b"\x01\x00\x01\x00zz", b"..", "invalid characters in name"
+    image = where / "crafted.squashfs"
+    subprocess.run(["mksquashfs", str(src), str(image), "-noappend", "-noI", "-quiet", "-no-progress"], check=True,
+                   capture_output=True)
+    data = bytearray(image.read_bytes())
+    directory_table = struct.unpack_from("<Q", data, 72)[0]  # the superblock's directory_table_start
+    assert data.count(entry, directory_table) == 1
+    at = data.index(entry, directory_table) + 4
+    data[at:at + len(renamed)] = renamed
+    image.write_bytes(data)
+    if shutil.which("unsquashfs"):  # the hostile layout is really there: squashfs's own reader says so
+        listed = subprocess.run(["unsquashfs", "-lls", str(image)], capture_output=True, text=True)
+        assert listed.returncode != 0 and refused in listed.stdout + listed.stderr, listed.stdout + listed.stderr
+    appimage = where / "Crafted.AppImage"
+    appimage.write_bytes(runtime.read_bytes() + bytes(data))
+    appimage.chmod(0o755)
+    return appimage
+
+
+@pytest.mark.parametrize("option", ["--appimage-extract", "--appimage-extract-and-run"])
+@pytest.mark.parametrize("layout", ["symlink", "dotdot"])
+def test_a_crafted_image_cannot_make_extraction_write_outside_its_folder(built, tmp_path, layout, option):
+    outside, cwd, temp = tmp_path / "outside", tmp_path / "cwd", tmp_path / "temp"
+    for folder in (outside, cwd, temp):
+        folder.mkdir()
+        folder.chmod(0o755)
+    appimage = _crafted_appimage(built["runtime"], tmp_path / "build", layout, outside)
+    done = _run([appimage, option], cwd, {"TMPDIR": str(temp)})
+    assert done.returncode == 1 and "ran" not in done.stdout, (done.stdout, done.stderr)
+    assert len(done.stderr.splitlines()) == 1, done.stderr
+    named = "/escape: " if layout == "symlink" else '/..: the image has an entry named ".."'
+    assert done.stderr.startswith("Crafted.AppImage: cannot extract ") and named in done.stderr, done.stderr
+    target = cwd / "squashfs-root" if option == "--appimage-extract" else None  # what --appimage-extract leaves
+    written = [path for folder in (outside, cwd, temp) for path in folder.rglob("*")
+               if not (target and (path == target or target in path.parents))]
+    assert written == [] and stat.S_IMODE(outside.stat().st_mode) == 0o755  # nothing outside, not even a chmod

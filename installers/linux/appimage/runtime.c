@@ -241,11 +241,59 @@ static int private_dir(const char *kind, char *out, size_t len) {
 
 /* ---------- extracting ---------- */
 
+/* Extraction never follows a symlink: each folder of an entry's path is opened from the target folder with
+   O_NOFOLLOW, one name at a time, and every file, folder and link is made with the *at calls relative to its folder.
+   A crafted image (a symlink `x` and then `x/file`, or a folder named "..") could otherwise write outside. */
+
 struct dir_mode { char *path; mode_t mode; time_t mtime; };
 
-static int extract_file(sqfs_inode *inode, const char *path) {
+static int bad_name(const char *name, size_t len) {
+  return len == 0 || (len == 1 && name[0] == '.') || (len == 2 && name[0] == '.' && name[1] == '.');
+}
+
+/* Opens the folder that holds `rel` (a path in the image, relative to the folder `root` is open on) and points
+   *leaf at its last name. Returns the folder's fd, root itself for a name at the top, or -1 with errno set. */
+static int open_parent(int root, const char *rel, const char **leaf) {
+  int fd = root;
+  const char *name = rel, *slash;
+  while ((slash = strchr(name, '/'))) {
+    char part[NAME_MAX + 1];
+    size_t len = (size_t)(slash - name);
+    if (bad_name(name, len) || len > NAME_MAX) {
+      errno = EINVAL;
+      break;
+    }
+    memcpy(part, name, len);
+    part[len] = '\0';
+    int next = openat(fd, part, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    if (fd != root) close(fd);
+    if (next < 0) return -1;  /* ELOOP or ENOTDIR: a symlink or a file where a folder should be */
+    fd = next;
+    name = slash + 1;
+  }
+  if (slash || bad_name(name, strlen(name))) {
+    if (fd != root) close(fd);
+    errno = EINVAL;
+    return -1;
+  }
+  *leaf = name;
+  return fd;
+}
+
+/* Opens the folder `rel` itself, never through a symlink. */
+static int open_dir(int root, const char *rel) {
+  const char *leaf;
+  int parent = open_parent(root, rel, &leaf);
+  if (parent < 0) return -1;
+  int fd = openat(parent, leaf, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+  if (parent != root) close(parent);
+  return fd;
+}
+
+static int extract_file(sqfs_inode *inode, int dir, const char *name) {
   errno = 0;  /* a failed read of the image sets none: it must not report the unlink before it */
-  int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0700);
+  /* O_EXCL: made here and now, never an older file or a symlink (the caller unlinked what was there) */
+  int fd = openat(dir, name, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0700);
   if (fd < 0) return -1;
   static char buf[1 << 20];
   off_t size = (off_t)inode->xtra.reg.file_size;
@@ -263,6 +311,55 @@ static int extract_file(sqfs_inode *inode, const char *path) {
   return fchmod(fd, inode->base.mode & 07777) | futimens(fd, times) | close(fd);
 }
 
+/* Writes one entry (rel: its path in the image) under the folder `root` is open on. Returns 0, or -1 after saying
+   why in one line. */
+static int extract_entry(int root, const char *dest, const char *rel, sqfs_inode *inode, struct dir_mode **dirs,
+                         size_t *ndirs) {
+  const char *leaf = NULL, *why = NULL;
+  errno = 0;
+  int dir = open_parent(root, rel, &leaf), rc = dir < 0 ? -1 : 0;
+  if (dir < 0) {
+    why = errno == EINVAL ? "an empty, \".\" or \"..\" name in its path"
+          : errno == ELOOP || errno == ENOTDIR ? "a symlink or a file stands where its path needs a folder"
+                                               : NULL;
+  } else if (S_ISDIR(inode->base.mode)) {
+    /* writable while we fill it; its own mode is set at the end, so a read-only folder still gets its files */
+    if (mkdirat(dir, leaf, 0700) && errno != EEXIST) rc = -1;
+    int fd = rc ? -1 : openat(dir, leaf, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    if (fd < 0 && !rc) {
+      rc = -1;
+      if (errno == ELOOP || errno == ENOTDIR) why = "a symlink or a file of that name is there already";
+    } else if (fd >= 0) {
+      rc = fchmod(fd, 0700);  /* an older extraction's read-only folder */
+      close(fd);
+    }
+    struct dir_mode *more = rc ? NULL : realloc(*dirs, (*ndirs + 1) * sizeof **dirs);
+    if (more) {
+      *dirs = more;
+      more[*ndirs].path = strdup(rel);
+      more[*ndirs].mode = inode->base.mode & 07777;
+      more[(*ndirs)++].mtime = inode->base.mtime;
+    }
+  } else if (S_ISREG(inode->base.mode) || S_ISLNK(inode->base.mode)) {
+    /* an older extraction's file may be read-only or a symlink; a folder of that name stays, and fails below */
+    if (unlinkat(dir, leaf, 0) && errno != ENOENT) {
+      rc = -1;
+      if (errno == EISDIR || errno == EPERM) why = "a folder of that name is there already";
+    } else if (S_ISREG(inode->base.mode)) {
+      rc = extract_file(inode, dir, leaf);
+    } else {
+      char target[PATH_MAX];
+      size_t len = sizeof target;
+      rc = sqfs_readlink(&image, inode, target, &len) ? (errno = EIO, -1) : symlinkat(target, dir, leaf);
+      struct timespec times[2] = {{.tv_nsec = UTIME_OMIT}, {.tv_sec = inode->base.mtime}};
+      if (!rc) utimensat(dir, leaf, times, AT_SYMLINK_NOFOLLOW);
+    }
+  }  /* devices, fifos and sockets have no place in an AppDir: skipped */
+  if (dir >= 0 && dir != root) close(dir);
+  if (rc) say("cannot extract %s/%s: %s", dest, rel, why ? why : strerror(errno ? errno : EIO));
+  return rc;
+}
+
 /* Writes every file, folder and symlink of the image under dest, with the image's modes. */
 static int extract(const char *dest) {
   sqfs_traverse trv;
@@ -270,50 +367,33 @@ static int extract(const char *dest) {
   sqfs_err err = sqfs_traverse_open(&trv, &image, sqfs_inode_root(&image));
   struct dir_mode *dirs = NULL;
   size_t ndirs = 0;
-  int rc = 0;
-  if (err || (mkdir(dest, 0755) && errno != EEXIST)) {
+  int rc = 0, root = -1;
+  if (!err && (mkdir(dest, 0755) == 0 || errno == EEXIST))
+    root = open(dest, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);  /* not a symlink either */
+  if (root < 0) {
     say("cannot extract into %s: %s", dest, err ? "the image cannot be read" : strerror(errno));
+    if (!err) sqfs_traverse_close(&trv);
     return -1;
   }
   while (rc == 0 && !stopping && sqfs_traverse_next(&trv, &err)) {
     if (trv.dir_end) continue;
-    char path[PATH_MAX];
-    if ((size_t)snprintf(path, sizeof path, "%s/%s", dest, trv.path) >= sizeof path) {
+    if (strlen(dest) + 1 + strlen(trv.path) >= PATH_MAX) {
       say("cannot extract %s: the path is too long", trv.path);
       rc = -1;
       break;
     }
     const char *name = sqfs_dentry_name(&trv.entry);
-    /* a crafted image must not write outside dest */
-    if (!strcmp(name, ".") || !strcmp(name, "..") || strchr(name, '/')) continue;
+    if (strchr(name, '/') || bad_name(name, strlen(name))) {  /* a crafted image: it must not write outside dest */
+      say("cannot extract %s/%s: the image has an entry named \"%s\"", dest, trv.path, name);
+      rc = -1;
+      break;
+    }
     if (sqfs_inode_get(&image, &inode, trv.entry.inode)) {
       say("cannot read %s from the image", trv.path);
       rc = -1;
       break;
     }
-    errno = 0;
-    if (S_ISDIR(inode.base.mode)) {
-      /* writable while we fill it; its own mode is set at the end, so a read-only folder still gets its files */
-      if (mkdir(path, 0700) && (errno != EEXIST || chmod(path, 0700))) rc = -1;
-      struct dir_mode *more = realloc(dirs, (ndirs + 1) * sizeof *dirs);
-      if (!rc && more) {
-        dirs = more;
-        dirs[ndirs].path = strdup(path);
-        dirs[ndirs].mode = inode.base.mode & 07777;
-        dirs[ndirs++].mtime = inode.base.mtime;
-      }
-    } else if (S_ISREG(inode.base.mode)) {
-      unlink(path);  /* an older extraction's file may be read-only or a symlink */
-      rc = extract_file(&inode, path);
-    } else if (S_ISLNK(inode.base.mode)) {
-      char target[PATH_MAX];
-      size_t len = sizeof target;
-      unlink(path);
-      rc = sqfs_readlink(&image, &inode, target, &len) ? (errno = EIO, -1) : symlink(target, path);
-      struct timespec times[2] = {{.tv_nsec = UTIME_OMIT}, {.tv_sec = inode.base.mtime}};
-      if (!rc) utimensat(AT_FDCWD, path, times, AT_SYMLINK_NOFOLLOW);
-    }  /* devices, fifos and sockets have no place in an AppDir: skipped */
-    if (rc) say("cannot extract %s: %s", path, strerror(errno ? errno : EIO));
+    rc = extract_entry(root, dest, trv.path, &inode, &dirs, &ndirs);
   }
   if (err && rc == 0) {
     say("cannot read the image's folders (squashfs error %d)", err);
@@ -322,10 +402,12 @@ static int extract(const char *dest) {
   sqfs_traverse_close(&trv);
   while (ndirs--) {  /* in reverse, so each folder comes after the ones inside it */
     struct timespec times[2] = {{.tv_nsec = UTIME_OMIT}, {.tv_sec = dirs[ndirs].mtime}};
-    if (rc == 0) chmod(dirs[ndirs].path, dirs[ndirs].mode), utimensat(AT_FDCWD, dirs[ndirs].path, times, 0);
+    int fd = rc == 0 && dirs[ndirs].path ? open_dir(root, dirs[ndirs].path) : -1;
+    if (fd >= 0) fchmod(fd, dirs[ndirs].mode), futimens(fd, times), close(fd);
     free(dirs[ndirs].path);
   }
   free(dirs);
+  close(root);
   return rc;
 }
 
