@@ -176,6 +176,58 @@ def test_by_default_it_mounts_the_image_with_fuse_runs_apprun_and_unmounts(built
     assert mountpoint not in Path("/proc/mounts").read_text() and not Path(mountpoint).exists()
 
 
+def _children(pid: int) -> list[tuple[int, str]]:
+    """(pid, name) of each process whose parent is pid."""
+    found = []
+    for stat_file in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            text = stat_file.read_text()
+        except OSError:  # ended meanwhile
+            continue
+        name, rest = text[text.index("(") + 1:text.rindex(")")], text[text.rindex(")") + 2:].split()
+        if int(rest[1]) == pid:
+            found.append((int(stat_file.parent.name), name))
+    return found
+
+
+@pytest.mark.skipif(not _fuse_usable(), reason="no usable /dev/fuse (or no fusermount3 for a non-root user) here")
+def test_if_the_fuse_server_ends_before_the_app_its_mount_is_detached_and_the_exit_code_still_comes_back(built,
+                                                                                                         tmp_path):
+    proc = subprocess.Popen([str(built["appimage"])], cwd=tmp_path, text=True, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, env={**os.environ, "TMPDIR": str(tmp_path), "SLEEP": "3",
+                                                         "EXIT_CODE": "6"})
+    mountpoint = ""
+    try:
+        lines = []
+        for line in proc.stdout:  # AppRun reports, says "ready" and sleeps (it is read whole: sh has it in memory)
+            lines.append(line)
+            if line == "ready\n":
+                break
+        seen = _report("".join(lines))
+        assert seen["MOUNT"] == ["fuse.squashfs"], "".join(lines)
+        mountpoint = seen["APPDIR"][0]
+        runtime_name = Path(f"/proc/{proc.pid}/comm").read_text().strip()
+        servers = [pid for pid, name in _children(proc.pid) if name == runtime_name]  # AppRun's is "AppRun"
+        assert len(servers) == 1, _children(proc.pid)
+        os.kill(servers[0], 9)  # it ignores TERM, INT and HUP
+        deadline = time.monotonic() + 2
+        while f" {mountpoint} " in Path("/proc/mounts").read_text() and time.monotonic() < deadline:
+            time.sleep(0.02)
+        assert proc.poll() is None, "the app should still be sleeping"
+        assert f" {mountpoint} " not in Path("/proc/mounts").read_text()  # detached at once, not left dangling
+        out, err = proc.communicate(timeout=30)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+        if mountpoint and f" {mountpoint} " in Path("/proc/mounts").read_text():  # the old runtime left it
+            subprocess.run(["umount", "-l", mountpoint] if IS_ROOT else ["fusermount3", "-u", "-z", mountpoint])
+    assert proc.returncode == 6, err
+    assert err.splitlines() == [f"Test.AppImage: the FUSE server ended before the app (killed by signal 9): its "
+                                f"files are gone, and {mountpoint} is unmounted"]
+    assert not Path(mountpoint).exists() and "ready" not in out
+
+
 @pytest.mark.skipif(not IS_ROOT or not all(shutil.which(t) for t in ("unshare", "setpriv", "fusermount3")),
                     reason="needs root (a namespace of its own with a /dev/fuse a user may open), setpriv, fusermount3")
 def test_a_user_mounts_through_fusermount3_and_it_unmounts_after(built, tmp_path):

@@ -180,6 +180,9 @@ static const struct fuse_operations fs_ops = {
 /* ---------- running AppRun ---------- */
 
 static pid_t app_pid;
+static pid_t server_pid;          /* the FUSE server while it serves AppRun's mount (mount_and_run), else 0 */
+static const char *server_mnt;   /* and its mount point */
+static void unmount_lazily(const char *mnt);
 static volatile sig_atomic_t stopping;  /* a signal that asked us to end, before AppRun was started */
 static void forward_signal(int sig) {
   if (app_pid > 0) kill(app_pid, sig);
@@ -215,8 +218,26 @@ static int run_apprun(const char *appdir, const char *argv0, int argc, char **ar
   struct sigaction sa = {.sa_handler = forward_signal, .sa_flags = SA_RESTART};
   sigaction(SIGTERM, &sa, NULL);
   sigaction(SIGHUP, &sa, NULL);
+  /* Waits for AppRun, and for the FUSE server too: should it end first, its mount would stay behind, every
+     access failing with "Transport endpoint is not connected". It is detached at once, and the app's exit
+     code still comes back. */
   int status = 0, waited;
-  while ((waited = waitpid(app_pid, &status, 0)) < 0 && errno == EINTR) {}
+  for (;;) {
+    int st = 0;
+    waited = waitpid(server_pid > 0 ? -1 : app_pid, &st, 0);
+    if (waited < 0 && errno == EINTR) continue;
+    if (waited == app_pid) status = st;
+    if (waited == app_pid || waited < 0) break;
+    if (waited == server_pid) {
+      server_pid = 0;
+      unmount_lazily(server_mnt);
+      rmdir(server_mnt);
+      char how[32];
+      if (WIFSIGNALED(st)) snprintf(how, sizeof how, "killed by signal %d", WTERMSIG(st));
+      else snprintf(how, sizeof how, "exit code %d", WEXITSTATUS(st));
+      say("the FUSE server ended before the app (%s): its files are gone, and %s is unmounted", how, server_mnt);
+    }  /* any other: a child this process had before it became the runtime */
+  }
   free(args);
   if (waited < 0) {  /* not ours to wait for (SIGCHLD ignored by whoever started us): no exit code to give */
     say("cannot wait for AppRun: %s", strerror(errno));
@@ -556,8 +577,10 @@ static int mount_and_run(const char *argv0, int argc, char **argv) {
     rmdir(mnt);
     return -1;
   }
+  server_pid = server, server_mnt = mnt;
   int rc = run_apprun(mnt, argv0, argc, argv);
-  close(keepalive[1]);  /* the server unmounts now */
+  server_pid = 0;
+  close(keepalive[1]);  /* the server unmounts now (unless it ended early and was reaped) */
   /* Wait up to 1 s for it: normally it unmounts and exits at once; if a process the app left behind still holds
      files open, the server outlives us and ends when they are closed. */
   for (int i = 0; i < 50 && waitpid(server, NULL, WNOHANG) == 0; i++) usleep(20000);
