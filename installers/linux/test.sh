@@ -24,6 +24,14 @@ step() { echo "== $(( $(date +%s) - t0 )) s: $*"; }
 
 cleanup() {
   [ -n "${XVFB_PID:-}" ] && kill "$XVFB_PID" 2>/dev/null || true
+  # Stopped in the FUSE step (or its mount stayed): the AppImage may still run, and its FUSE mount at
+  # $ROOT/tmp/.mount_Venus* would keep remove_root from removing the root at the next run. $fuse_run is the
+  # subshell of the `IN ... &`; TERM to its child (timeout) reaches the runtime, which passes it to the app.
+  if [ -n "${fuse_run:-}" ]; then pkill -TERM -P "$fuse_run" 2>/dev/null || true; kill "$fuse_run" 2>/dev/null || true; fi
+  # The mount points as the kernel lists them (a glob could name a symlink made inside the root), detached lazily:
+  # a FUSE server still serving them, or one that died, leaves nothing behind.
+  awk -v dir="$ROOT/tmp/.mount_" '{ gsub(/\\040/, " ", $2) } index($2, dir) == 1 { print $2 }' /proc/mounts \
+    | while IFS= read -r m; do umount -l "$m" 2>/dev/null || true; done
   for m in tmp/.X11-unix dev/pts dev sys proc; do umount -l "$ROOT/$m" 2>/dev/null || true; done
 }
 remove_root() {  # never through a mount that is still there (the host's /dev, /proc, X socket)
@@ -152,7 +160,9 @@ if IN sh -c 'exec 3<>/dev/fuse' 2>/dev/null; then
     mounted=$(grep -o " $ROOT/tmp/\.mount_Venus[^ ]* fuse[^ ]*" /proc/mounts || true); [ -n "$mounted" ] && break
     sleep 0.1
   done
-  wait $fuse_run || { cat "$OUT/appimage-fuse-check-bundle.txt"; exit 1; }
+  fuse_ok=yes; wait $fuse_run || fuse_ok=no
+  fuse_run=  # ended: cleanup must not signal a pid that may be reused
+  [ $fuse_ok = yes ] || { cat "$OUT/appimage-fuse-check-bundle.txt"; exit 1; }
   cat "$OUT/appimage-fuse-check-bundle.txt"
   echo "mounted:$mounted"
   [ -n "$mounted" ] || { echo "no FUSE mount seen while it ran"; exit 1; }
