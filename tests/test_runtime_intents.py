@@ -215,3 +215,33 @@ def test_missing_templates_leave_venus_talking_with_a_notice(backend, tmp_path, 
     finally:
         runtime.close()
         harness.shutdown()
+
+
+def test_the_end_of_a_turn_matches_its_words_once_until_a_task_starts(tmp_path) -> None:
+    from engine.intents import IntentMatcher
+    from engine.runtime.assistant_turns import VenusTurn
+    from engine.runtime.local_requests import LocalRequests
+    from harness import Harness
+
+    class CountingMatcher(IntentMatcher):  # the real templates; only the calls are counted
+        calls = 0
+
+        def match(self, text, context):
+            CountingMatcher.calls += 1
+            return super().match(text, context)
+
+    settings, timeline = Settings(), Timeline()
+    harness = Harness(settings.harness, timeline.append, store_path=tmp_path / "tasks.db")
+    try:
+        requests = LocalRequests(timeline, harness, RuntimeOptions(), CountingMatcher.load())
+        text = "set a timer for ten minutes"
+        assert requests.closed(text) is False  # a timer's length could still grow ("... and thirty seconds")
+        first = requests.match(text)
+        assert first is not None and first.tool == "set_timer" and requests.match(text) is first
+        assert CountingMatcher.calls == 1
+        assert requests.match("what time is it") is not None and CountingMatcher.calls == 2
+        requests.submit(first, VenusTurn(from_llm=False), 0)
+        again = requests.match(text)
+        assert again is not None and again is not first and CountingMatcher.calls == 3
+    finally:
+        harness.shutdown()

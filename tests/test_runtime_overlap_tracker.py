@@ -114,3 +114,17 @@ def test_speech_right_after_someone_was_called_is_taken_for_more_of_the_same() -
     assert tracker.begin(ONSET + 2500, "turn-1")
     steps = tracker.judge(ONSET + 2900, SCENE, final=False)
     assert recorded(steps) == [OverlapKind.OTHER_ADDRESSEE] and OverlapAction.PAUSE not in actions(steps)
+
+
+def test_a_segment_that_closes_before_anything_could_be_told_is_released() -> None:
+    tracker = OverlapTracker(OverlapPolicy())
+    for i in range(30):  # the user's own level
+        tracker.hear_level(ONSET - 3000 + 10 * i, -20.0, user_speaking=True)
+    assert tracker.begin(ONSET, "turn-1")
+    for i in range(5):  # too few blocks for a level, but quiet so far: the policy waits for the rest
+        tracker.hear_level(ONSET + 20 + 40 * i, -45.0, user_speaking=False)
+    assert tracker.judge(ONSET + 350, SCENE, final=False) == []
+    final(tracker, "")  # the final came first, and it holds no words
+    steps = tracker.judge(ONSET + 400, SCENE, final=True)
+    assert actions(steps) == [OverlapAction.RELEASE] and recorded(steps) == []
+    assert tracker.current is None

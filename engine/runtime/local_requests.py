@@ -4,6 +4,7 @@ the harness without the LLM, and their results rendered as sentences (engine.int
 from __future__ import annotations
 
 import logging
+import time
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
@@ -18,6 +19,11 @@ from engine.timeline import events as ev
 from engine.timeline.timeline import Timeline
 
 log = logging.getLogger(__name__)
+
+# The end of a turn asks about the same final words up to three times (is it a whole request, is it an answer to
+# a question, which request); one match is reused for this long, until a task starts or ends. Relative times
+# ("in ten minutes") move by less than this, and the reminders and tasks a match picks from cannot change unseen.
+MATCH_REUSE_S = 2.0
 
 
 @dataclass
@@ -55,7 +61,7 @@ class LocalRequests:
                 timeline.append(ev.SystemNotice(level="warning", code="intents-unavailable", text=(
                     f"Everyday requests go to the language model only: {exc}. {exc.fix or ''}".strip())))
         self._tasks: dict[str, _IntentTask] = {}  # task id -> the request it answers
-        self._closed_checked: tuple[str, bool] = ("", False)  # the last text checked by `closed`
+        self._last: tuple[str, float, IntentMatch | None] | None = None  # (text, monotonic time, its match)
 
     def __contains__(self, task_id: object) -> bool:
         return task_id in self._tasks
@@ -69,20 +75,23 @@ class LocalRequests:
         """The request `text` makes, when the templates know it."""
         if self.intents is None or self.harness is None or not text.strip():
             return None
+        now = time.monotonic()
+        if self._last is not None and self._last[0] == text and now - self._last[1] < MATCH_REUSE_S:
+            return self._last[2]
         try:
             context = IntentContext(now=datetime.now(), reminders=self.harness.pending_reminders(),
                                     tasks=self.harness.running_tasks())
-            return self.intents.match(text, context)
+            match = self.intents.match(text, context)
         except Exception:  # the LLM answers instead; a template bug must never silence Venus
             log.exception("intent matching failed for %r", text)
-            return None
+            match = None
+        self._last = (text, now, match)
+        return match
 
     def closed(self, text: str) -> bool:
         """A whole request that cannot grow ("what time is it?"): it needs no long pause to be sure it is over."""
-        if self._closed_checked[0] != text:
-            match = self.match(text)
-            self._closed_checked = (text, match is not None and match.closed and not match.clarify)
-        return self._closed_checked[1]
+        match = self.match(text)
+        return match is not None and match.closed and not match.clarify
 
     def refusal(self, match: IntentMatch) -> str | None:
         """The sentence to say instead of running the request (a question back, or why it cannot run), or None."""
@@ -93,11 +102,13 @@ class LocalRequests:
 
     def submit(self, match: IntentMatch, ref: VenusTurn, now_ms: int) -> None:
         """Run the request's tool now; its result is spoken on `ref` when it comes (or an acknowledgement first)."""
+        self._last = None  # the tasks and reminders a match picks from change
         task_id = self.harness.submit(match.tool, dict(match.arguments), turn_id=ref.turn_id)
         self._tasks[task_id] = _IntentTask(match, ref, now_ms)
 
     def on_event(self, event: Any, current: VenusTurn | None) -> RequestOutcome:
         """A result, failure, cancel or confirmation request of one of the tasks; `current`: Venus's turn now."""
+        self._last = None
         task = self._tasks.pop(event.task_id)
         waiting = not task.acknowledged and current is task.ref and not task.ref.cancelled
         if isinstance(event, ev.ConfirmationRequested):

@@ -14,7 +14,6 @@ class RuntimeOptions:
     # voice waits for words): the LLM decodes with this many threads then (0 = every physical core, 1 = off)
     answer_start_threads: int = 0
     proactive_gap_ms: int = 1500  # quiet this long (user and Venus) before a background result is spoken
-    resume_gap_ms: int = 300  # after a false interruption, wait this long before resuming the answer
     # While speech over Venus is judged, pause the answer's decoding (it runs seconds ahead of the voice) so
     # whisper has the CPU: on 2 cores the words, and with them the verdict, come sooner.
     hold_answer_during_overlap: bool = True
@@ -35,7 +34,7 @@ class RuntimeOptions:
     intent_ack_ms: int = 700  # a recognised request whose result takes longer than this is acknowledged first
 
     def __post_init__(self) -> None:
-        if self.tick_ms < 1 or self.proactive_gap_ms < 0 or self.resume_gap_ms < 0 or self.final_wait_ms < 0:
+        if self.tick_ms < 1 or self.proactive_gap_ms < 0 or self.final_wait_ms < 0:
             raise ValueError("RuntimeOptions: tick_ms must be >= 1 and the gaps >= 0")
         if not 1 <= self.early_level_blocks <= self.min_overlap_level_blocks:
             raise ValueError(f"early_level_blocks must be 1..min_overlap_level_blocks, got {self.early_level_blocks}")

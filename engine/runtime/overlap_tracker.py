@@ -11,6 +11,7 @@ from __future__ import annotations
 import dataclasses
 import threading
 from collections import deque
+from collections.abc import Iterable
 from dataclasses import dataclass
 from enum import StrEnum
 
@@ -28,7 +29,6 @@ class OverlapAction(StrEnum):
     KEEP = "keep"  # Venus goes on: resume a paused voice and restore its volume
     PAUSE = "pause"  # pause in place while the words confirm or revise a provisional stop
     STOP = "stop"  # yield the floor: cut Venus's turn; the overlap becomes the user's turn
-    RESUME = "resume"  # a false interruption: drop the overlap's words and resume the unfinished answer
     TAKE_FINAL = "take-final"  # the final words of an overlap that stopped Venus: they complete the user's turn
     RELEASE = "release"  # the segment closed before any verdict: restore the voice's volume, nothing else
 
@@ -81,6 +81,7 @@ class OverlapTracker:
         # room) 300-400 ms after it began, and an overlap's loudness counts the blocks from its onset on
         self._recent_levels: deque[tuple[int, float]] = deque(maxlen=40)
         self._user_levels: deque[float] = deque(maxlen=200)  # the user's own speech, for calibration (dBFS)
+        self._user_loud: float | None = None  # the loud part of _user_levels, kept until it grows again
         self._lock = threading.Lock()
 
     # ---- what is heard -------------------------------------------------------------------------------------
@@ -94,6 +95,7 @@ class OverlapTracker:
                 overlap.levels.append(level_db)
             elif user_speaking and overlap is None:
                 self._user_levels.append(level_db)
+                self._user_loud = None
 
     def begin(self, onset_ms: int, turn_id: str) -> bool:
         """Speech began while Venus has the floor; True when it opens a new overlap.
@@ -244,11 +246,13 @@ class OverlapTracker:
         # pauses and the VAD's padding, so background speech 14-22 dB down measured only 3-10 dB down.
         # About a second of the user calibrates; the overlap needs min_overlap_level_blocks of its own, from its
         # onset (its first blocks are the soft start of a word: the user's "Actually" measured -29 dB there)
+        # the user's part is sorted once per change of it, not on each of the overlap's ticks (it does not
+        # change during an overlap)
         if len(self._user_levels) < 20 or len(overlap.levels) < min_blocks:
             return None
-        user = sorted(self._user_levels)
-        heard = sorted(overlap.levels)
-        return heard[int(0.9 * (len(heard) - 1))] - user[int(0.9 * (len(user) - 1))]
+        if self._user_loud is None:
+            self._user_loud = _loud_part(self._user_levels)
+        return _loud_part(overlap.levels) - self._user_loud
 
     def _keep(self, overlap: TrackedOverlap, verdict: OverlapVerdict, now_ms: int) -> OverlapStep:
         self._note_side_conversation(verdict, now_ms)
@@ -295,20 +299,23 @@ class OverlapTracker:
                 steps.append(self._keep(overlap, review, now_ms))  # a held answer simply goes on: nothing was lost
             return steps
         if overlap.stopped:
-            if review.stop:
-                # its final is in, even an empty one ("Venus," alone often decodes to nothing)
-                if final:
-                    steps.append(OverlapStep(OverlapAction.TAKE_FINAL, overlap, review.reason))
-                return steps
-            # a false interruption: nothing needed an answer, so the unfinished answer resumes
-            overlap.stopped = False  # its final words, when they come, are not a turn of the user's
-            steps.append(OverlapStep(OverlapAction.RESUME, overlap, review.reason))
-        elif review.stop and review.provisional and not final:
+            # A stop is settled when it is made (before the final only on words no longer provisional), and the
+            # policy keeps a settled stop: what remains is its final, even an empty one ("Venus," alone often
+            # decodes to nothing). A stop the words take back is never made: the voice pauses instead (held).
+            if final:
+                steps.append(OverlapStep(OverlapAction.TAKE_FINAL, overlap, review.reason))
+            return steps
+        if review.stop and review.provisional and not final:
             overlap.held = True  # Venus went on, then the words turned: pause again until they settle
             steps.append(OverlapStep(OverlapAction.PAUSE, overlap, review.reason))
         elif review.stop:
             steps.append(_yield(overlap, f"overlap judged {review.kind} once the words were in: {review.reason}"))
         return steps
+
+
+def _loud_part(levels: Iterable[float]) -> float:
+    ordered = sorted(levels)
+    return ordered[int(0.9 * (len(ordered) - 1))]
 
 
 def _yield(overlap: TrackedOverlap, reason: str) -> OverlapStep:

@@ -65,7 +65,6 @@ class StateMachine:
         self._cpu = CpuShare(conversation, options)
         self._turns = AssistantTurns(timeline, conversation, mouth, self._cpu, harness=harness, vision=vision,
                                      options=options)
-        self._resume_at: int | None = None
         self._deliveries = Deliveries(options)
         self._question = OpenQuestion(timeline, harness, self._turns.heard_text, settings, overlap)
         self._last_activity_ms = 0
@@ -195,7 +194,6 @@ class StateMachine:
         if self.state == State.THINKING and self._turns.active:
             # the user went on talking before Venus said anything: drop the answer, keep listening
             self._interrupt("the user kept talking before the answer started")
-        self._resume_at = None
         self._user.segment_open = True
         self._user.silence_since = None
         self._to(State.USER_SPEAKING)
@@ -285,15 +283,11 @@ class StateMachine:
             self._turns.current = None
             self._last_activity_ms = now
             self._to(State.LISTENING)
-        if self._resume_at is not None and now >= self._resume_at and self.state == State.LISTENING \
-                and not self._user.segment_open:
-            self._resume_at = None
-            self._respond(actions=(ev.Action.RESUME, ev.Action.RESPOND))
         for ref, text in self._requests.acknowledgements(now, self._turns.current):
             self._turns.speak(ref, text)
         if self._deliveries and self.state == State.LISTENING and not self._user.segment_open:
             self._maybe_deliver(now)
-        return self.state == State.LISTENING and self._resume_at is None \
+        return self.state == State.LISTENING \
             and not (self._deliveries and self._deliveries.ready(self._question.task_id, self._question.pending())) \
             and not self._user.segment_open and self._tracker.current is None and not self._requests.unacknowledged
 
@@ -331,12 +325,6 @@ class StateMachine:
             self._take_overlap_as_user_turn(overlap)
         elif step.action == OverlapAction.TAKE_FINAL:
             self._user.take_overlap_final(overlap)
-        elif step.action == OverlapAction.RESUME:
-            self.timeline.append(ev.SystemNotice(code="false-interruption",
-                                                 text="That was not meant for me; I'll go on."))
-            self._user.drop_overlap(overlap)
-            self._to(State.LISTENING)
-            self._resume_at = self._now() + self.options.resume_gap_ms
 
     def _share_cpu(self) -> None:
         # Speech over Venus being judged gets the CPU: the answer's decoding waits until the verdict settles.

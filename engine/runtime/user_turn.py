@@ -72,11 +72,6 @@ class UserTurn:
             self.add_final(overlap.final, (), overlap.last_word_p)
         self.awaiting_final = False  # its final is in, even an empty one ("Venus," alone often decodes to nothing)
 
-    def drop_overlap(self, overlap: TrackedOverlap) -> None:
-        """The overlap was not meant for Venus after all: none of it is a turn of the user's."""
-        self.texts = [t for t in self.texts if t != overlap.final]
-        self.segment_open, self.silence_since, self.awaiting_final = False, None, False
-
     def end(self, now_ms: int, detector: EndOfTurnDetector, *, final_wait_ms: int,
             closed: Callable[[str], bool]) -> TurnEnd:
         """Is the turn over after the silence so far? `closed(text)`: a whole request that cannot grow."""
