@@ -138,6 +138,9 @@ class ConversationSettings(_Section):
     language: str = Field("en", pattern=r"^[a-z]{2,3}$")
     duplex_sensitivity: float = Field(0.5, ge=0.0, le=1.0)  # higher = yields to overlapping speech sooner
     end_of_turn_silence_ms: int = Field(500, ge=100, le=5000)
+    # what tells a finished turn from a pause: "llm" = the chat model's own reading of the words (a local model;
+    # with a remote one the word model decides), "lexical" = the word model and its rules only
+    end_of_turn_model: Literal["llm", "lexical"] = "llm"
     # learn the user's voice from their first utterances and score speech over Venus against it (a cue
     # that another person or the TV is talking, not the user)
     voice_matching: bool = True

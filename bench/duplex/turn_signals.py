@@ -26,7 +26,6 @@ import argparse
 import json
 import math
 import random
-import re
 import statistics
 import tempfile
 import time
@@ -38,17 +37,12 @@ import soundfile as sf
 from bench.duplex import pools
 from bench.duplex.generate import GeneratorOptions, _SplitSource, generate
 from bench.duplex.synth import SpeechCache
+from engine.runtime.turn_taking import strip_asr_punctuation
 
 PAD_S = 0.25  # the VAD's padding after the last voiced frame, which the pre-final decodes with
 SLOW_MS = 400  # a whole turn that needs more silence than this answers late (response latency target 0.6 s)
 CACHE = Path(__file__).resolve().parents[1] / "out" / "turn-rows"
 SYSTEM = "You are a helpful voice assistant. The user's words are transcribed from speech."
-_ASR_CLOSE = re.compile(r"[\s.,;:!?…\-—]+$")
-
-
-def strip_asr_punctuation(text: str) -> str:
-    """The words without the marks whisper closed them with (it closes fragments as readily as sentences)."""
-    return _ASR_CLOSE.sub("", text.strip())
 
 
 class _Signals:
@@ -141,14 +135,41 @@ def _logit(p: float) -> float:
     return math.log(p / (1 - p))
 
 
+def add_probe(rows: list[dict]) -> None:
+    """The runtime's LLM probe of each row's words (engine.runtime.turn_probe), read after a fresh Venus
+    conversation's system message, as the runtime reads it."""
+    from engine.llm import Conversation, ConversationOptions, open_backend
+    from engine.runtime.turn_probe import probe_groups
+    from engine.runtime.turn_taking import probe_probability
+    from engine.settings import Settings
+    from engine.timeline import Timeline
+
+    settings = Settings()
+    backend = open_backend(settings.llm)
+    try:
+        conversation = Conversation(Timeline(), backend, ConversationOptions.from_settings(settings.llm))
+        groups = probe_groups(backend)
+        for r in rows:
+            words = strip_asr_punctuation(r["text"])
+            r["probe"] = probe_probability(conversation.next_token_logprobs(words, groups), len(words.split())) \
+                if words else None
+    finally:
+        backend.close()
+
+
 def add_product_scores(rows: list[dict]) -> None:
-    """The shipped detector's probability and required silence for each row, and its lexical model's raw odds."""
+    """The shipped detector's probability and required silence for each row (with the LLM probe, as the runtime
+    decides with the default models), the lexical model alone with its caps (as it decides without a probe:
+    a remote model), and the lexical model's raw odds."""
     from engine.runtime.turn_taking import EndOfTurnDetector, LexicalTurnModel
 
     detector, lexical = EndOfTurnDetector(), LexicalTurnModel()
     for r in rows:
-        verdict = detector.decide(0, r["text"], is_final=True, last_word_probability=r["last_word_p"])
+        verdict = detector.decide(0, r["text"], is_final=True, last_word_probability=r["last_word_p"],
+                                  llm_probability=r.get("probe"))
         r["product"], r["product_needed_ms"] = verdict.probability, verdict.required_silence_ms
+        alone = detector.decide(0, r["text"], is_final=True, last_word_probability=r["last_word_p"])
+        r["lexical_capped"], r["lexical_needed_ms"] = alone.probability, alone.required_silence_ms
         r["lexical"] = _logit(lexical.probability_complete(strip_asr_punctuation(r["text"]) or r["text"]))
 
 
@@ -171,11 +192,11 @@ def fit_candidate(train: list[dict], l2: float = 1e-2, steps: int = 20000, rate:
     return w
 
 
-def product_outcomes(rows: list[dict]) -> str:
-    """Cut-ins into pauses and slow whole turns of the shipped detector."""
+def product_outcomes(rows: list[dict], key: str = "product_needed_ms") -> str:
+    """Cut-ins into pauses and slow whole turns of a detector (its required silence under `key`)."""
     pauses = [r for r in rows if r["label"] == 0]
-    whole = [r["product_needed_ms"] for r in rows if r["label"] == 1]
-    cut_ins = sum(r["product_needed_ms"] < r["pause_s"] * 1000 for r in pauses)
+    whole = [r[key] for r in rows if r["label"] == 1]
+    cut_ins = sum(r[key] < r["pause_s"] * 1000 for r in pauses)
     slow = sum(ms > SLOW_MS for ms in whole)
     return (f"cut into {cut_ins}/{len(pauses)} pauses ({cut_ins / max(1, len(pauses)):.3f}); {slow}/{len(whole)} "
             f"whole turns need > {SLOW_MS} ms ({slow / max(1, len(whole)):.3f}); median {statistics.median(whole):.0f} "
@@ -202,6 +223,42 @@ def cost(texts: list[str], repeats: int = 3) -> str:
             f"{asr_s / n * 1000:.0f} ms ({llm_s / asr_s:.2f}x)")
 
 
+def probe_cost(texts: list[str], repeats: int = 3) -> str:
+    """What the runtime's probe adds to a turn, CPU time measured side by side: the partial's prefill (done
+    today) then the probe of the final words, against the prefill alone, alternated, on one thread."""
+    from engine.llm import Conversation, ConversationOptions, open_backend
+    from engine.runtime.turn_probe import probe_groups
+    from engine.settings import Settings
+    from engine.timeline import Timeline
+
+    settings = Settings()
+    settings.llm.n_threads = 1
+    backend = open_backend(settings.llm)
+    try:
+        conversation = Conversation(Timeline(), backend, ConversationOptions.from_settings(settings.llm))
+        groups = probe_groups(backend)
+        conversation.warm_up()
+        with_probe = without = 0.0
+        for _ in range(repeats):
+            for text in texts:
+                words = strip_asr_punctuation(text)
+                partial = " ".join(words.split()[:-1])  # the last partial lacks the last word
+                for probe in (True, False):
+                    conversation.prefill("")  # back to the conversation without the user's words
+                    began = time.process_time()
+                    conversation.prefill(partial)
+                    if probe:
+                        conversation.next_token_logprobs(words, groups)
+                    spent = time.process_time() - began
+                    with_probe, without = (with_probe + spent, without) if probe else (with_probe, without + spent)
+    finally:
+        backend.close()
+    n = repeats * len(texts)
+    extra_ms = (with_probe - without) / n * 1000
+    return (f"prefill + probe {with_probe / n * 1000:.0f} ms of CPU a turn, prefill alone {without / n * 1000:.0f} ms; "
+            f"the probe adds {extra_ms:.0f} ms a turn, {extra_ms / 30:.1f} % of one core at a turn every 3 s")
+
+
 def main(argv: list[str] | None = None) -> int:
     """Command line entry."""
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -211,19 +268,22 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     rows = [r for s in args.seeds for r in collect(args.split, s, args.per_category)]
     train = [r for s in args.seeds for r in collect("train", s, args.per_category)]
+    add_probe(rows)
     add_product_scores(rows)
     add_product_scores(train)
     print(f"End of turn on the {args.split} split, seeds {args.seeds}: {sum(r['label'] == 0 for r in rows)} "
           f"mid-sentence pauses (0.6-2.5 s), {sum(r['label'] == 1 for r in rows)} whole turns")
-    print(f"  shipped detector: {product_outcomes(rows)}")
+    print(f"  shipped detector (LLM probe + lexical model): {product_outcomes(rows)}")
+    print(f"  lexical model and its caps alone (no probe):  {product_outcomes(rows, 'lexical_needed_ms')}")
     w = fit_candidate(train)
     for r in rows:
         r["candidate"] = float(np.dot(w, _candidate_features(r)))
-    for key in ("product", "lexical", "llm", "last_word_p", "smart_turn", "candidate"):
+    for key in ("product", "lexical_capped", "probe", "lexical", "llm", "last_word_p", "smart_turn", "candidate"):
         print(f"  AUC {key:12s} {auc(rows, key):.3f}")
     print(f"  (candidate = logistic fusion of lexical, LLM, last word, length fitted on train: "
           f"{np.round(w, 3).tolist()})")
     print(f"  cost: {cost([r['text'] for r in rows if r['label'] == 1][:8])}")
+    print(f"  cost in the runtime: {probe_cost([r['text'] for r in rows if r['label'] == 1][:12])}")
     return 0
 
 

@@ -13,7 +13,7 @@ import threading
 import uuid
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from engine.errors import BackendError
 from engine.llm.backend import GenerateRequest, LLMBackend, SyncStats
@@ -41,6 +41,9 @@ from engine.llm.guard import FALLBACK, ReplyGuard
 from engine.llm.template import ChatMessage
 from engine.timeline import Timeline
 from engine.timeline import events as ev
+
+if TYPE_CHECKING:
+    import numpy as np
 
 log = logging.getLogger(__name__)
 
@@ -310,17 +313,22 @@ class Conversation:
             self.last_sync = self.backend.sync(messages)
             return self.last_sync
 
-    def end_of_utterance_probability(self, text: str) -> float | None:
-        """P(the user's utterance is complete after `text`) from the model; None if the backend cannot tell."""
-        probe = getattr(self.backend, "end_of_turn_probability", None)
-        if probe is None:
+    def next_token_logprobs(self, text: str, groups: Sequence[Sequence[int]]) -> np.ndarray | None:
+        """log P(the next token is one of each group) after the user's words `text`, read as their still open
+        message after the conversation so far (the KV cache holds it, and the words from the partials); None
+        when the backend cannot read its logits (a remote server).
+
+        `text` is the user's whole turn so far: it stands in for the user message the timeline may already hold
+        (the finals of this turn are on it as they come).
+        """
+        read = getattr(self.backend, "next_token_logprobs", None)
+        if read is None:
             return None
         with self._lock:
             messages = self.messages()
-            if messages[-1].role == "user":  # the utterance continues an open user turn
-                text = f"{messages[-1].content} {text}"
+            if messages[-1].role == "user":
                 messages = messages[:-1]
-            return float(probe(messages, text))
+            return read(messages, text, groups)
 
     # ---- turns --------------------------------------------------------------------------------------------
 

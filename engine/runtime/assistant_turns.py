@@ -10,7 +10,7 @@ from __future__ import annotations
 import logging
 import threading
 import uuid
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
@@ -75,6 +75,10 @@ class AssistantTurns:
         except TimeoutError:
             return False
         return True
+
+    def on_worker(self, job: Callable[[], None]) -> None:
+        """Run `job` on the LLM worker, in turn with prefills and answers (they share the model's KV cache)."""
+        self._jobs.submit(job)
 
     def prefill(self, partial: str) -> None:
         """Put the user's words so far into the model's cache (latest partial only), so the answer does not

@@ -44,6 +44,10 @@ class OpenQuestion:
         return self.task_id is not None and self.harness is not None \
             and self.task_id in self.harness.pending_confirmations()
 
+    def replied(self, text: str) -> bool:
+        """The words answer the open question ("No.", "Yes, go ahead."): a whole turn, however short."""
+        return self.open and self.harness.reads_as_answer(text)
+
     def asked(self, task_id: str, turn_id: str, text: str) -> None:
         """Venus's turn `turn_id` asks about `task_id` with `text` (its question, then " Say yes or no")."""
         self.task_id, self._turn_id = task_id, turn_id

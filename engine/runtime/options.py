@@ -26,6 +26,9 @@ class RuntimeOptions:
     # level/voice cue or backchannel words resume it at once
     resume_min_words: int = 5
     heard_wait_s: float = 0.5  # after stop(), how long to wait for the cut clause's heard-word report
+    # the LLM's end-of-turn judgement of the final words (engine.runtime.turn_probe) comes on the LLM worker,
+    # tens of ms after the final; the turn waits for it up to this much silence, then the lexical model decides
+    end_of_turn_probe_wait_ms: int = 600
     final_wait_ms: int = 8000  # a final transcript later than this is given up on (the turn ends without it)
     acknowledge_replies: bool = True  # say "Okay." after a spoken yes / no / cancel aimed at a task
     follow_ms: int = 1500  # speech over Venus this soon after an overlap that did not claim the floor, before

@@ -25,6 +25,7 @@ from engine.runtime.options import RuntimeOptions
 from engine.runtime.overlap import OverlapPolicy
 from engine.runtime.overlap_tracker import OverlapAction, OverlapStep, OverlapTracker, TrackedOverlap
 from engine.runtime.scene import Scene
+from engine.runtime.turn_probe import TurnProbe
 from engine.runtime.turn_taking import EndOfTurnDetector
 from engine.runtime.user_turn import TurnEnd, UserTurn
 from engine.settings import Settings
@@ -66,6 +67,8 @@ class StateMachine:
         self._turns = AssistantTurns(timeline, conversation, mouth, self._cpu, harness=harness, vision=vision,
                                      options=options)
         self._deliveries = Deliveries(options)
+        self._probe = TurnProbe(conversation, self._turns.on_worker) \
+            if settings.conversation.end_of_turn_model == "llm" else None
         self._question = OpenQuestion(timeline, harness, self._turns.heard_text, settings, overlap)
         self._last_activity_ms = 0
         self._person_present: bool | None = None
@@ -293,11 +296,17 @@ class StateMachine:
 
     def _check_end_of_turn(self, now: int) -> None:
         end = self._user.end(now, self.end_of_turn, final_wait_ms=self.options.final_wait_ms,
-                             closed=self._requests.closed)
+                             closed=self._closed_turn, probe=self._probe,
+                             probe_wait_ms=self.options.end_of_turn_probe_wait_ms)
         if end == TurnEnd.NOTHING_SAID:
             self._to(State.LISTENING)
         elif end == TurnEnd.OVER:
             self._end_user_turn()
+
+    def _closed_turn(self, text: str) -> bool:
+        # A turn that cannot grow needs no long pause: a whole request ("what time is it?"), or a reply to the
+        # yes/no question Venus asked ("No.")
+        return self._requests.closed(text) or self._question.replied(text)
 
     # ---- overlaps -------------------------------------------------------------------------------------------
 

@@ -17,7 +17,7 @@ from typing import Protocol
 
 import numpy as np
 
-from engine.runtime import _end_of_turn_weights
+from engine.runtime import _end_of_turn_weights, _eot_probe_weights
 from engine.runtime.cues import split_words
 
 _PREPOSITIONS = frozenset("for to of with about at in on from into near by under over after before than as".split())
@@ -53,6 +53,31 @@ def probe_features(logprobs: np.ndarray | list[float], words: int) -> np.ndarray
     """The probe's inputs: the closers' and PROBE_WORDS' log-probabilities (floored), then log(1 + words)."""
     values = np.maximum(np.asarray(logprobs, dtype=np.float64), _PROBE_FLOOR)
     return np.append(values, np.log1p(words))
+
+
+def probe_probability(logprobs: np.ndarray | list[float], words: int) -> float:
+    """The probe's probability that the user's message is whole, from `LlamaBackend.next_token_logprobs` over
+    the closers and PROBE_WORDS after the words (bench/duplex/eot_probe.py fits it)."""
+    x = (probe_features(logprobs, words) - np.asarray(_eot_probe_weights.MEAN)) / np.asarray(_eot_probe_weights.SCALE)
+    return _sigmoid(_eot_probe_weights.BIAS + float(np.dot(_eot_probe_weights.WEIGHTS, x)))
+
+
+_ASR_CLOSE = re.compile(r"[\s.,;:!?…\-—]+$")
+
+
+def strip_asr_punctuation(text: str) -> str:
+    """The words without the marks whisper closed them with (it closes fragments as readily as sentences): the
+    words the LLM probe reads."""
+    return _ASR_CLOSE.sub("", text.strip())
+
+
+def _sigmoid(z: float) -> float:
+    return 1.0 / (1.0 + math.exp(-max(-30.0, min(30.0, z))))
+
+
+def _logit(p: float) -> float:
+    p = min(1.0 - 1e-4, max(1e-4, p))
+    return math.log(p / (1.0 - p))
 
 
 def turn_features(text: str) -> list[float]:
@@ -274,11 +299,31 @@ class EndOfTurnDetector:
         o = self.options
         return int(round(o.min_silence_ms + (o.max_silence_ms - o.min_silence_ms) * (1.0 - probability) ** o.curve))
 
+    @staticmethod
+    def probe_odds(llm_probability: float) -> float:
+        """The LLM probe's probability as calibrated log-odds of a whole turn (fitted on the train split's
+        decoded speech by bench/duplex/eot_probe.py)."""
+        bias, weight = _eot_probe_weights.CALIBRATION
+        return bias + weight * _logit(llm_probability)
+
+    def probe_silence_ms(self, odds: float) -> int:
+        """The silence the probe's odds require: min_silence_ms for a sure whole turn, the fitted most for a sure
+        fragment, along a logistic curve fitted with the weights; scaled with the user's end-of-turn setting as
+        max_silence_ms is."""
+        o, w = self.options, _eot_probe_weights
+        top = w.SILENCE_MAX_MS * o.max_silence_ms / EndOfTurnOptions().max_silence_ms
+        return int(round(o.min_silence_ms + (top - o.min_silence_ms) * _sigmoid((w.SILENCE_MID_ODDS - odds)
+                                                                                 / w.SILENCE_WIDTH)))
+
     def decide(self, silence_ms: int, text: str, *, is_final: bool = False,
-               last_word_probability: float | None = None) -> EndOfTurnVerdict:
+               last_word_probability: float | None = None,
+               llm_probability: float | None = None) -> EndOfTurnVerdict:
         """Is the turn over after `silence_ms` of VAD silence following the words in `text`?
 
         `last_word_probability` is whisper's probability of the final's last word, where known.
+        `llm_probability`: the chat LLM's probe of the same words (`probe_probability`), where the backend gives
+        it; then it decides alone (English: on the held-out splits the lexical model added nothing to it, see
+        docs/BENCHMARKS.md), else the lexical model with its caps.
         """
         if silence_ms < 0:
             raise ValueError(f"silence_ms must be >= 0, got {silence_ms}")
@@ -287,6 +332,13 @@ class EndOfTurnDetector:
             done = silence_ms >= needed
             return EndOfTurnVerdict(done, 0.0, needed, f"no words yet; {silence_ms}/{needed} ms of silence")
         o = self.options
+        if llm_probability is not None and o.english_words:
+            odds = self.probe_odds(llm_probability)
+            needed = self.probe_silence_ms(odds)
+            verb = "ends" if silence_ms >= needed else "waits"
+            return EndOfTurnVerdict(silence_ms >= needed, _sigmoid(odds), needed,
+                                    f"{verb}: the LLM reads the words as whole with p={_sigmoid(odds):.2f} "
+                                    f"(probe {llm_probability:.3f}); {silence_ms}/{needed} ms of silence")
         if not o.english_words:
             probability = min(1.0, self.probability(text) + (o.final_bonus if is_final else 0.0))
             needed = self.required_silence_ms(probability)

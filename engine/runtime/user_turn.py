@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 
 from engine.runtime.overlap_tracker import TrackedOverlap
+from engine.runtime.turn_probe import TurnProbe
 from engine.runtime.turn_taking import EndOfTurnDetector
 
 
@@ -73,8 +74,13 @@ class UserTurn:
         self.awaiting_final = False  # its final is in, even an empty one ("Venus," alone often decodes to nothing)
 
     def end(self, now_ms: int, detector: EndOfTurnDetector, *, final_wait_ms: int,
-            closed: Callable[[str], bool]) -> TurnEnd:
-        """Is the turn over after the silence so far? `closed(text)`: a whole request that cannot grow."""
+            closed: Callable[[str], bool], probe: TurnProbe | None = None, probe_wait_ms: int = 0) -> TurnEnd:
+        """Is the turn over after the silence so far? `closed(text)`: a turn that cannot grow (a whole request, a
+        reply to Venus's question).
+
+        `probe`: the LLM's judgement of the words; while it is coming the turn waits up to `probe_wait_ms` of
+        silence for it, then the lexical model decides alone.
+        """
         if self.silence_since is None:
             return TurnEnd.WAIT
         silence = now_ms - self.silence_since
@@ -89,7 +95,10 @@ class UserTurn:
             return TurnEnd.WAIT  # the context is the timeline, so the answer waits for the final words
         final = not self.awaiting_final
         last_p = self.last_word_p if final and self.texts else None
-        verdict = detector.decide(silence, text, is_final=final, last_word_probability=last_p)
+        llm, coming = probe.lookup(text) if probe is not None else (None, False)
+        if coming and silence < probe_wait_ms:
+            return TurnEnd.WAIT
+        verdict = detector.decide(silence, text, is_final=final, last_word_probability=last_p, llm_probability=llm)
         if verdict.end_of_turn or (final and silence >= detector.options.min_silence_ms and closed(text)):
             return TurnEnd.OVER
         return TurnEnd.WAIT

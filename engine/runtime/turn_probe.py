@@ -1,0 +1,80 @@
+"""The chat LLM's judgement of whether the user's words are a whole turn: one read of its next-token
+distribution after the words (`LlamaBackend.next_token_logprobs`), made on the LLM worker, where the words are
+already in the KV cache from the partials, and weighed by the probe that bench/duplex/eot_probe.py fits.
+
+The loop never waits on the model: it asks for the words it has (`lookup`), and until the answer comes the
+end-of-turn rule waits a little (RuntimeOptions.end_of_turn_probe_wait_ms), then decides without it.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+from collections import OrderedDict
+from collections.abc import Callable
+from typing import Any
+
+from engine.runtime.turn_taking import PROBE_WORDS, probe_probability, strip_asr_punctuation
+
+log = logging.getLogger(__name__)
+
+_KEEP = 16  # judged transcripts remembered (a turn's final, its partial at the end of speech, the turn before)
+
+
+def probe_groups(backend: Any) -> list[list[int]]:
+    """The token groups the probe reads: the closers (end-of-message marker, ". ? !"), then each of PROBE_WORDS
+    (a word that is not one token in this vocabulary reads as impossible, which the probe's floor clips)."""
+    groups = [list(backend.closing_tokens())]
+    for word in PROBE_WORDS:
+        token = backend.word_token(word)
+        groups.append([token] if token is not None else [])
+    return groups
+
+
+def can_probe(backend: Any) -> bool:
+    """The backend reads its own logits (llama.cpp and the torch backend; not a remote server)."""
+    return all(callable(getattr(backend, name, None)) for name in ("next_token_logprobs", "closing_tokens",
+                                                                   "word_token"))
+
+
+class TurnProbe:
+    """Asks the conversation's model, on its worker, how likely the user's words are a whole turn."""
+
+    def __init__(self, conversation: Any, submit: Callable[[Callable[[], None]], Any]) -> None:
+        """`conversation`: engine.llm.Conversation; `submit`: runs a job on the LLM worker (AssistantTurns)."""
+        self._conversation = conversation
+        self._submit = submit
+        self.enabled = can_probe(getattr(conversation, "backend", None))
+        self._groups: list[list[int]] | None = None
+        self._lock = threading.Lock()
+        self._judged: OrderedDict[str, float | None] = OrderedDict()
+        self._asked: set[str] = set()
+
+    def lookup(self, text: str) -> tuple[float | None, bool]:
+        """(the probe's probability for `text` or None, whether an answer is still coming); asks for it once."""
+        if not self.enabled or not text.strip():
+            return None, False
+        with self._lock:
+            if text in self._judged:
+                return self._judged[text], False
+            if text in self._asked:
+                return None, True
+            self._asked.add(text)
+        self._submit(lambda: self._judge(text))
+        return None, True
+
+    def _judge(self, text: str) -> None:
+        value: float | None = None
+        try:
+            if self._groups is None:
+                self._groups = probe_groups(self._conversation.backend)
+            words = strip_asr_punctuation(text)
+            logprobs = self._conversation.next_token_logprobs(words, self._groups)
+            value = None if logprobs is None else probe_probability(logprobs, len(words.split()))
+        except Exception:  # the lexical model decides alone; a failing model shows up at the answer
+            log.exception("the end-of-turn probe failed for %r", text)
+        with self._lock:
+            self._asked.discard(text)
+            self._judged[text] = value
+            while len(self._judged) > _KEEP:
+                self._judged.popitem(last=False)

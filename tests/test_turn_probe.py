@@ -1,0 +1,135 @@
+"""End of turn with the chat LLM's own judgement (engine.runtime.turn_probe): the default model read on its worker,
+fused with the lexical model. The sentences here are written for this test, not taken from the benchmark's pools.
+Outcomes are asserted over sets, with margins: the model's numbers differ a little between CPUs."""
+
+from __future__ import annotations
+
+import time
+from concurrent.futures import ThreadPoolExecutor
+
+import pytest
+
+from engine.runtime.turn_probe import TurnProbe
+from engine.runtime.turn_taking import EndOfTurnDetector
+from engine.runtime.user_turn import TurnEnd, UserTurn
+from engine.settings import Settings
+from engine.timeline import Timeline
+
+# cut off where a speaker stops to think: after a preposition, an article, a conjunction, a possessive
+FRAGMENTS = ["Could you look up the train times to", "I need to send a long message to my", "Please add eggs and",
+             "How many days are left until the", "Remind me to water the", "What's the best way to cook a"]
+WHOLE = ["How tall is Mount Everest?", "Please turn off the kitchen lights.", "What's the capital of Canada?",
+         "Is this your first time doing this?", "What time is it?", "I'd like to hear some music."]
+
+
+@pytest.fixture(scope="module")
+def conversation():
+    from engine.llm import Conversation, ConversationOptions, open_backend
+
+    settings = Settings()
+    backend = open_backend(settings.llm)
+    yield Conversation(Timeline(), backend, ConversationOptions.from_settings(settings.llm))
+    backend.close()
+
+
+@pytest.fixture
+def probe(conversation):
+    worker = ThreadPoolExecutor(max_workers=1, thread_name_prefix="test-llm-worker")
+    yield TurnProbe(conversation, worker.submit)
+    worker.shutdown(wait=True)
+
+
+def judged(probe: TurnProbe, text: str) -> float:
+    value, coming = probe.lookup(text)
+    deadline = time.monotonic() + 60
+    while coming and time.monotonic() < deadline:
+        time.sleep(0.01)
+        value, coming = probe.lookup(text)
+    assert not coming and value is not None, f"no judgement of {text!r}"
+    return value
+
+
+def test_the_llm_tells_cut_off_words_from_whole_turns(probe) -> None:
+    fragments = [judged(probe, t) for t in FRAGMENTS]
+    whole = [judged(probe, t) for t in WHOLE]
+    assert max(fragments) < 0.2, dict(zip(FRAGMENTS, fragments, strict=True))
+    assert sum(p > 0.5 for p in whole) >= len(WHOLE) - 1, dict(zip(WHOLE, whole, strict=True))
+
+
+def test_the_fused_detector_waits_through_a_pause_after_a_fragment_and_answers_a_whole_turn_soon(probe) -> None:
+    detector = EndOfTurnDetector()
+    fragment_ms = [detector.decide(0, t, is_final=True, llm_probability=judged(probe, t)).required_silence_ms
+                   for t in FRAGMENTS]
+    whole_ms = [detector.decide(0, t, is_final=True, llm_probability=judged(probe, t)).required_silence_ms
+                for t in WHOLE]
+    assert min(fragment_ms) >= 1200, dict(zip(FRAGMENTS, fragment_ms, strict=True))
+    assert sorted(whole_ms)[len(whole_ms) // 2] <= 600, dict(zip(WHOLE, whole_ms, strict=True))
+    assert max(whole_ms) < min(fragment_ms)
+
+
+def test_without_an_answer_from_the_model_the_turn_waits_a_little_then_the_lexical_model_decides(conversation) -> None:
+    jobs: list = []
+    busy = TurnProbe(conversation, jobs.append)  # a worker busy with something else: the job never runs
+    turn = UserTurn(texts=["What's the capital of Canada?"], silence_since=0)
+    detector = EndOfTurnDetector()
+    kwargs = dict(final_wait_ms=8000, closed=lambda text: False, probe=busy, probe_wait_ms=600)
+    assert turn.end(590, detector, **kwargs) == TurnEnd.WAIT
+    assert len(jobs) == 1, "the words are asked about once"
+    lexical = detector.decide(601, turn.text, is_final=True)
+    assert lexical.end_of_turn, lexical.reason  # the lexical model alone ends it by now
+    assert turn.end(601, detector, **kwargs) == TurnEnd.OVER
+    assert len(jobs) == 1
+
+
+def test_a_backend_that_cannot_read_its_logits_leaves_the_lexical_model_deciding() -> None:
+    from engine.llm import Conversation, ConversationOptions
+    from engine.llm.remote import RemoteBackend, RemoteOptions
+
+    settings = Settings()
+    remote = RemoteBackend(RemoteOptions(base_url="http://127.0.0.1:9/v1", model="any"))
+    conversation = Conversation(Timeline(), remote, ConversationOptions.from_settings(settings.llm))
+    probe = TurnProbe(conversation, lambda job: pytest.fail("nothing is asked of a remote model"))
+    assert not probe.enabled and probe.lookup("Please add eggs and") == (None, False)
+
+
+def _runtime(conversation):
+    from engine.runtime import Runtime, RuntimeOptions, TextMouth
+
+    return Runtime(conversation.timeline, conversation, TextMouth(lambda turn_id, clause: None),
+                   settings=Settings(), options=RuntimeOptions()).start()
+
+
+def _say(timeline, text: str, seconds: float = 1.0) -> None:
+    from engine.timeline import events as ev
+
+    start = timeline.now_ms()
+    timeline.append(ev.UserSpeechStart(start_ms=start))
+    time.sleep(seconds)
+    end = timeline.now_ms()
+    timeline.append(ev.UserSpeechEnd(start_ms=start, end_ms=end))
+    timeline.append(ev.AsrFinal(text=text, segment_start_ms=start, segment_end_ms=end))
+
+
+def test_the_runtime_waits_through_a_pause_after_a_fragment_and_answers_once_it_is_whole() -> None:
+    # the final words are on the timeline (so in the conversation's context) when the probe reads them
+    from engine.llm import Conversation, ConversationOptions, open_backend
+    from engine.timeline import events as ev
+
+    settings = Settings()
+    settings.llm.max_tokens = 8
+    backend = open_backend(settings.llm)
+    conversation = Conversation(Timeline(), backend, ConversationOptions.from_settings(settings.llm))
+    runtime = _runtime(conversation)
+    timeline = conversation.timeline
+    try:
+        _say(timeline, "Could you look up the train times to")
+        time.sleep(1.5)  # a pause to think of the place
+        assert not timeline.events(kinds=[ev.Kind.CONTROL_DECISION]), "Venus cut into the pause"
+        _say(timeline, "Boston for tomorrow morning?")
+        deadline = time.monotonic() + 1.5
+        while not timeline.events(kinds=[ev.Kind.CONTROL_DECISION]) and time.monotonic() < deadline:
+            time.sleep(0.02)
+        assert timeline.events(kinds=[ev.Kind.CONTROL_DECISION]), "the whole request got no answer"
+    finally:
+        runtime.close()
+        backend.close()
