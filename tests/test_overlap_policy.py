@@ -477,22 +477,30 @@ def test_a_partial_cut_inside_the_assistants_name_stops_venus() -> None:
         assert not verdict.stop, (words, verdict.reason)
 
 
-def test_and_twice_is_whispers_guess_at_a_name_and_the_words_after_a_name_go_on_to_that_person() -> None:
-    # "Anna, where did you put the keys?" decodes as "And", "and.", "And Web.", "And where did you?", ...
-    policy = OverlapPolicy()
-    once = decide("And", elapsed=480)
+def test_a_household_name_heard_as_a_word_like_its_start_twice_is_that_name() -> None:
+    # "Anna, where did you put the keys?" decodes as "And", "and.", "And Web.", "And where did you?", ...; with
+    # Anna in the household (settings, or "my wife Anna" said earlier) the two lone "and"s are her name
+    policy, household = OverlapPolicy(), ConversationContext(speaking_text="The tower is", other_names=("Anna",))
+    once = decide("And", elapsed=480, context=household)
     assert once.stop, once.reason
-    twice = policy.review(once, OverlapFeatures(elapsed_ms=650, words="and.", previous_words="And", **USER), SPEAKING)
+    twice = policy.review(once, OverlapFeatures(elapsed_ms=650, words="and.", previous_words="And", **USER),
+                          household)
     assert twice.kind == OverlapKind.OTHER_ADDRESSEE and twice.named, twice.reason
     verdict = twice
     for words in ("And Web.", "And a quick...", "And where did you?", "And where did you put the keys?"):
-        verdict = policy.review(verdict, OverlapFeatures(elapsed_ms=1000, words=words, **USER), SPEAKING)
+        verdict = policy.review(verdict, OverlapFeatures(elapsed_ms=1000, words=words, **USER), household)
         assert verdict.kind == OverlapKind.OTHER_ADDRESSEE and verdict.named, (words, verdict.reason)
     # without the name before them, the same words are a request to Venus
-    assert decide("And where did you?", elapsed=1000).stop
+    assert decide("And where did you?", elapsed=1000, context=household).stop
     # ...and after it, a stop cue, Venus's name or a question about the world still stop her
     for words in ("And, wait.", "Venus, what about it?", "And how tall is it?"):
-        later = policy.review(twice, OverlapFeatures(elapsed_ms=1000, words=words, **USER), SPEAKING)
+        later = policy.review(twice, OverlapFeatures(elapsed_ms=1000, words=words, **USER), household)
         assert later.stop, (words, later.reason)
-    # other function words alone twice are no name
-    assert decide("The.", elapsed=700, previous_words="The.").scores["repeated_word"] == 0.0
+    # with no such name in the household, "and" twice is the user going on ("And... and...")
+    alone = policy.review(once, OverlapFeatures(elapsed_ms=650, words="and.", previous_words="And", **USER),
+                          SPEAKING)
+    assert alone.stop and not alone.named, alone.reason
+    # other function words alone twice are no name, nor is the start of a stop cue that sounds like a name
+    assert decide("The.", elapsed=700, previous_words="The.", context=household).scores["repeated_word"] == 0.0
+    stephanie = ConversationContext(speaking_text="The tower is", other_names=("Stephanie",))
+    assert decide("Stop.", elapsed=700, previous_words="Stop.", context=stephanie).stop

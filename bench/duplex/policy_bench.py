@@ -75,15 +75,42 @@ def _text(asr: CachedTranscriber, audio: np.ndarray) -> str:
     return asr.text(audio)
 
 
-def judge_turn_end(meta: dict, audio: np.ndarray, asr: CachedTranscriber, detector: EndOfTurnDetector) -> dict:
-    """Required silence after the full turn; for pause cases, whether the pause would have ended the turn."""
+class WordsProbe:
+    """The runtime's LLM probe of a transcript (engine.runtime.turn_probe), read after a fresh Venus
+    conversation's system message; `None` for a backend that cannot read its logits."""
+
+    def __init__(self) -> None:
+        from engine.llm import Conversation, ConversationOptions, open_backend
+        from engine.runtime.turn_probe import probe_groups
+        from engine.settings import Settings
+        from engine.timeline import Timeline
+
+        settings = Settings()
+        self.backend = open_backend(settings.llm)
+        self.conversation = Conversation(Timeline(), self.backend, ConversationOptions.from_settings(settings.llm))
+        self.groups = probe_groups(self.backend)
+
+    def __call__(self, text: str) -> float | None:
+        from engine.runtime.turn_probe import judge_words
+        from engine.runtime.turn_taking import strip_asr_punctuation
+
+        return judge_words(self.conversation, self.groups, text) if strip_asr_punctuation(text) else None
+
+
+def judge_turn_end(meta: dict, audio: np.ndarray, asr: CachedTranscriber, detector: EndOfTurnDetector,
+                   probe: WordsProbe | None = None) -> dict:
+    """Required silence after the full turn; for pause cases, whether the pause would have ended the turn.
+    `probe`: the LLM's judgement, as the runtime reads it with a local model (None: the lexical model)."""
     turns = [e for e in meta["events"] if e["type"] == "user_turn"]
     full = _text(asr, _cut(audio, turns[0]["start"], turns[-1]["end"]))
-    row = {"text": full, "required_silence_ms": detector.decide(0, full, is_final=True).required_silence_ms}
+    llm = probe(full) if probe is not None else None
+    row = {"text": full, "required_silence_ms": detector.decide(0, full, is_final=True,
+                                                                llm_probability=llm).required_silence_ms}
     if "pause" in meta:
         first = _text(asr, _cut(audio, turns[0]["start"], turns[0]["end"]))
         pause_ms = int((meta["pause"]["end"] - meta["pause"]["start"]) * 1000)
-        verdict = detector.decide(pause_ms, first, is_final=True)
+        verdict = detector.decide(pause_ms, first, is_final=True,
+                                  llm_probability=probe(first) if probe is not None else None)
         row.update(first_part=first, pause_ms=pause_ms, false_cut_in=verdict.end_of_turn,
                    pause_probability=round(verdict.probability, 3))
     return row
@@ -206,7 +233,10 @@ def main(argv: list[str] | None = None) -> int:
                         help="JSON of transcripts by clip (default: CASES/asr-cache.json)")
     parser.add_argument("--sensitivity", type=float, default=OverlapOptions().sensitivity,
                         help="OverlapOptions.sensitivity (settings.conversation.duplex_sensitivity)")
+    parser.add_argument("--end-of-turn", choices=["llm", "lexical"], default="llm",
+                        help="settings.conversation.end_of_turn_model: the LLM probe (default) or the lexical model")
     args = parser.parse_args(argv)
+    probe = WordsProbe() if args.end_of_turn == "llm" else None
     asr = CachedTranscriber(args.asr_cache or args.cases / "asr-cache.json")
     detector, policy = EndOfTurnDetector(), OverlapPolicy(OverlapOptions(sensitivity=args.sensitivity))
     rows, started = [], time.perf_counter()
@@ -215,7 +245,7 @@ def main(argv: list[str] | None = None) -> int:
             meta = json.loads((folder / "metadata.json").read_text(encoding="utf-8"))
             audio, _ = sf.read(folder / "input.wav", dtype="float32")
             judged = judge_overlaps(meta, audio, asr, policy) if "overlap" in meta else \
-                judge_turn_end(meta, audio, asr, detector)
+                judge_turn_end(meta, audio, asr, detector, probe)
             rows.append({"case": folder.name, "category": category, **judged})
     asr.save()
     summary = summarize(rows)

@@ -139,8 +139,7 @@ def add_probe(rows: list[dict]) -> None:
     """The runtime's LLM probe of each row's words (engine.runtime.turn_probe), read after a fresh Venus
     conversation's system message, as the runtime reads it."""
     from engine.llm import Conversation, ConversationOptions, open_backend
-    from engine.runtime.turn_probe import probe_groups
-    from engine.runtime.turn_taking import probe_probability
+    from engine.runtime.turn_probe import judge_words, probe_groups
     from engine.settings import Settings
     from engine.timeline import Timeline
 
@@ -150,9 +149,7 @@ def add_probe(rows: list[dict]) -> None:
         conversation = Conversation(Timeline(), backend, ConversationOptions.from_settings(settings.llm))
         groups = probe_groups(backend)
         for r in rows:
-            words = strip_asr_punctuation(r["text"])
-            r["probe"] = probe_probability(conversation.next_token_logprobs(words, groups), len(words.split())) \
-                if words else None
+            r["probe"] = judge_words(conversation, groups, r["text"]) if strip_asr_punctuation(r["text"]) else None
     finally:
         backend.close()
 

@@ -37,6 +37,14 @@ def can_probe(backend: Any) -> bool:
                                                                    "word_token"))
 
 
+def judge_words(conversation: Any, groups: list[list[int]], text: str) -> float | None:
+    """The probe's probability that `text` (the user's whole turn so far) is a whole turn, read now on the
+    calling thread; None when the backend cannot read its logits."""
+    words = strip_asr_punctuation(text)
+    logprobs = conversation.next_token_logprobs(words, groups)
+    return None if logprobs is None else probe_probability(logprobs, len(words.split()))
+
+
 class TurnProbe:
     """Asks the conversation's model, on its worker, how likely the user's words are a whole turn."""
 
@@ -68,9 +76,7 @@ class TurnProbe:
         try:
             if self._groups is None:
                 self._groups = probe_groups(self._conversation.backend)
-            words = strip_asr_punctuation(text)
-            logprobs = self._conversation.next_token_logprobs(words, self._groups)
-            value = None if logprobs is None else probe_probability(logprobs, len(words.split()))
+            value = judge_words(self._conversation, self._groups, text)
         except Exception:  # the lexical model decides alone; a failing model shows up at the answer
             log.exception("the end-of-turn probe failed for %r", text)
         with self._lock:

@@ -1,9 +1,11 @@
 """End of turn: VAD silence plus a semantic "is this utterance complete?" signal from the transcript.
 
 A complete question ("what's the weather in Paris?") ends the turn after a short silence; an unfinished one
-("I'd like to book a table for ...") waits much longer. The semantic signal is a small logistic model over
-cheap lexical features, trained in-repo (bench/duplex/train_end_of_turn.py) and shipped as weights in
-`_end_of_turn_weights.py`.
+("I'd like to book a table for ...") waits much longer. The signal is the chat LLM's own reading of the words
+when the backend can give it (`probe_probability` over `LlamaBackend.next_token_logprobs`, read by
+engine.runtime.turn_probe; weights in `_eot_probe_weights.py`, fitted by bench/duplex/eot_probe.py); otherwise a
+small logistic model over cheap lexical features with its caps (bench/duplex/train_end_of_turn.py,
+`_end_of_turn_weights.py`).
 """
 
 from __future__ import annotations

@@ -95,10 +95,10 @@ class UserTurn:
             return TurnEnd.WAIT  # the context is the timeline, so the answer waits for the final words
         final = not self.awaiting_final
         last_p = self.last_word_p if final and self.texts else None
+        if final and silence >= detector.options.min_silence_ms and closed(text):
+            return TurnEnd.OVER
         llm, coming = probe.lookup(text) if probe is not None else (None, False)
         if coming and silence < probe_wait_ms:
             return TurnEnd.WAIT
         verdict = detector.decide(silence, text, is_final=final, last_word_probability=last_p, llm_probability=llm)
-        if verdict.end_of_turn or (final and silence >= detector.options.min_silence_ms and closed(text)):
-            return TurnEnd.OVER
-        return TurnEnd.WAIT
+        return TurnEnd.OVER if verdict.end_of_turn else TurnEnd.WAIT
