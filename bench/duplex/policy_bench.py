@@ -233,12 +233,15 @@ def main(argv: list[str] | None = None) -> int:
                         help="JSON of transcripts by clip (default: CASES/asr-cache.json)")
     parser.add_argument("--sensitivity", type=float, default=OverlapOptions().sensitivity,
                         help="OverlapOptions.sensitivity (settings.conversation.duplex_sensitivity)")
+    parser.add_argument("--background-level-db", type=float, default=OverlapOptions().background_level_db,
+                        help="OverlapOptions.background_level_db (a sweep on train/dev fits it)")
     parser.add_argument("--end-of-turn", choices=["llm", "lexical"], default="llm",
                         help="settings.conversation.end_of_turn_model: the LLM probe (default) or the lexical model")
     args = parser.parse_args(argv)
     probe = WordsProbe() if args.end_of_turn == "llm" else None
     asr = CachedTranscriber(args.asr_cache or args.cases / "asr-cache.json")
-    detector, policy = EndOfTurnDetector(), OverlapPolicy(OverlapOptions(sensitivity=args.sensitivity))
+    detector, policy = EndOfTurnDetector(), OverlapPolicy(OverlapOptions(sensitivity=args.sensitivity,
+                                                                 background_level_db=args.background_level_db))
     rows, started = [], time.perf_counter()
     for category in CATEGORIES:
         for folder in sorted(args.cases.glob(f"{category}_*"))[: args.per_category]:

@@ -270,7 +270,7 @@ def main(argv: list[str] | None = None) -> int:
     add_product_scores(train)
     print(f"End of turn on the {args.split} split, seeds {args.seeds}: {sum(r['label'] == 0 for r in rows)} "
           f"mid-sentence pauses (0.6-2.5 s), {sum(r['label'] == 1 for r in rows)} whole turns")
-    print(f"  shipped detector (LLM probe + lexical model): {product_outcomes(rows)}")
+    print(f"  shipped detector (the LLM probe):             {product_outcomes(rows)}")
     print(f"  lexical model and its caps alone (no probe):  {product_outcomes(rows, 'lexical_needed_ms')}")
     w = fit_candidate(train)
     for r in rows:
