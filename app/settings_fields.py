@@ -72,6 +72,11 @@ CONVERSATION = [
     ("Taking turns", [
         F("conversation.end_of_turn_silence_ms", "Pause that ends your turn",
           "How long you can pause before she answers. Longer suits slow speakers.", unit="ms"),
+        F("conversation.end_of_turn_model", "How she knows you are done",
+          "Her language model reads whether your words are finished, so she waits through a pause after \"the train "
+          "times to\" and answers a whole question at once. Word rules alone use a little less of the computer; a "
+          "model on a server always uses them.",
+          choices=(("The language model", "llm"), ("Word rules", "lexical"))),
         F("conversation.duplex_sensitivity", "How quickly she yields",
           "Higher stops her sooner when someone talks over her; lower lets her finish through noise.", unit="%", scale=100),
         F("llm.max_spoken_sentences", "Sentences before she asks to go on",
