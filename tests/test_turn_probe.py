@@ -81,6 +81,14 @@ def test_without_an_answer_from_the_model_the_turn_waits_a_little_then_the_lexic
     assert len(jobs) == 1
 
 
+def test_a_closed_worker_leaves_the_lexical_model_deciding(conversation) -> None:
+    worker = ThreadPoolExecutor(max_workers=1)
+    worker.shutdown()
+    probe = TurnProbe(conversation, worker.submit)  # Venus is closing: nothing more runs on the LLM worker
+    assert probe.lookup("Please add eggs and") == (None, False)
+    assert probe.lookup("Please add eggs and") == (None, False)
+
+
 def test_a_backend_that_cannot_read_its_logits_leaves_the_lexical_model_deciding() -> None:
     from engine.llm import Conversation, ConversationOptions
     from engine.llm.remote import RemoteBackend, RemoteOptions

@@ -68,7 +68,13 @@ class TurnProbe:
             if text in self._asked:
                 return None, True
             self._asked.add(text)
-        self._submit(lambda: self._judge(text))
+        try:
+            self._submit(lambda: self._judge(text))
+        except RuntimeError:  # the worker is shut down (Venus is closing): the lexical model decides
+            with self._lock:
+                self._asked.discard(text)
+                self._judged[text] = None
+            return None, False
         return None, True
 
     def _judge(self, text: str) -> None:
