@@ -223,6 +223,17 @@ def summarize(rows: list[dict]) -> dict[str, dict]:
     return out
 
 
+def _options(pairs: list[str]) -> dict[str, float]:
+    fields = OverlapOptions.__dataclass_fields__
+    out = {}
+    for pair in pairs:
+        name, _, value = pair.partition("=")
+        if name not in fields:
+            raise SystemExit(f"--option {pair!r}: OverlapOptions has no field {name!r}")
+        out[name] = type(getattr(OverlapOptions(), name))(float(value))
+    return out
+
+
 def main(argv: list[str] | None = None) -> int:
     """Command line entry."""
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -233,15 +244,15 @@ def main(argv: list[str] | None = None) -> int:
                         help="JSON of transcripts by clip (default: CASES/asr-cache.json)")
     parser.add_argument("--sensitivity", type=float, default=OverlapOptions().sensitivity,
                         help="OverlapOptions.sensitivity (settings.conversation.duplex_sensitivity)")
-    parser.add_argument("--background-level-db", type=float, default=OverlapOptions().background_level_db,
-                        help="OverlapOptions.background_level_db (a sweep on train/dev fits it)")
+    parser.add_argument("--option", action="append", default=[], metavar="NAME=VALUE",
+                        help="an OverlapOptions field for a sweep on train/dev, e.g. background_level_db=-12")
     parser.add_argument("--end-of-turn", choices=["llm", "lexical"], default="llm",
                         help="settings.conversation.end_of_turn_model: the LLM probe (default) or the lexical model")
     args = parser.parse_args(argv)
     probe = WordsProbe() if args.end_of_turn == "llm" else None
     asr = CachedTranscriber(args.asr_cache or args.cases / "asr-cache.json")
     detector, policy = EndOfTurnDetector(), OverlapPolicy(OverlapOptions(sensitivity=args.sensitivity,
-                                                                 background_level_db=args.background_level_db))
+                                                                 **_options(args.option)))
     rows, started = [], time.perf_counter()
     for category in CATEGORIES:
         for folder in sorted(args.cases.glob(f"{category}_*"))[: args.per_category]:
