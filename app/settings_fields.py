@@ -74,8 +74,8 @@ CONVERSATION = [
           "How long you can pause before she answers. Longer suits slow speakers.", unit="ms"),
         F("conversation.end_of_turn_model", "How she knows you are done",
           "Her language model reads whether your words are finished, so she waits through a pause after \"the train "
-          "times to\" and answers a whole question at once. Word rules alone use a little less of the computer; a "
-          "model on a server always uses them.",
+          "times to\" and answers a whole question at once. It is tuned for the default model; with another model, "
+          "or one on a server, she uses the word rules.",
           choices=(("The language model", "llm"), ("Word rules", "lexical"))),
         F("conversation.duplex_sensitivity", "How quickly she yields",
           "Higher stops her sooner when someone talks over her; lower lets her finish through noise.", unit="%", scale=100),

@@ -35,7 +35,7 @@ def conversation():
 @pytest.fixture
 def probe(conversation):
     worker = ThreadPoolExecutor(max_workers=1, thread_name_prefix="test-llm-worker")
-    yield TurnProbe(conversation, worker.submit)
+    yield TurnProbe(conversation, worker.submit, Settings().llm.model)
     worker.shutdown(wait=True)
 
 
@@ -69,7 +69,8 @@ def test_the_fused_detector_waits_through_a_pause_after_a_fragment_and_answers_a
 
 def test_without_an_answer_from_the_model_the_turn_waits_a_little_then_the_lexical_model_decides(conversation) -> None:
     jobs: list = []
-    busy = TurnProbe(conversation, jobs.append)  # a worker busy with something else: the job never runs
+    # a worker busy with something else: the job never runs
+    busy = TurnProbe(conversation, jobs.append, Settings().llm.model)
     turn = UserTurn(texts=["What's the capital of Canada?"], silence_since=0)
     detector = EndOfTurnDetector()
     kwargs = dict(final_wait_ms=8000, closed=lambda text: False, probe=busy, probe_wait_ms=600)
@@ -81,10 +82,17 @@ def test_without_an_answer_from_the_model_the_turn_waits_a_little_then_the_lexic
     assert len(jobs) == 1
 
 
+def test_another_chat_model_than_the_probes_leaves_the_lexical_model_deciding(conversation) -> None:
+    # the probe reads the default model's logits; another model's are weighed differently
+    probe = TurnProbe(conversation, lambda job: pytest.fail("nothing is asked"), "gemma3-270m-q4_k_m")
+    assert not probe.enabled and probe.lookup("Please add eggs and") == (None, False)
+
+
 def test_a_closed_worker_leaves_the_lexical_model_deciding(conversation) -> None:
     worker = ThreadPoolExecutor(max_workers=1)
     worker.shutdown()
-    probe = TurnProbe(conversation, worker.submit)  # Venus is closing: nothing more runs on the LLM worker
+    # Venus is closing: nothing more runs on the LLM worker
+    probe = TurnProbe(conversation, worker.submit, Settings().llm.model)
     assert probe.lookup("Please add eggs and") == (None, False)
     assert probe.lookup("Please add eggs and") == (None, False)
 
@@ -96,7 +104,8 @@ def test_a_backend_that_cannot_read_its_logits_leaves_the_lexical_model_deciding
     settings = Settings()
     remote = RemoteBackend(RemoteOptions(base_url="http://127.0.0.1:9/v1", model="any"))
     conversation = Conversation(Timeline(), remote, ConversationOptions.from_settings(settings.llm))
-    probe = TurnProbe(conversation, lambda job: pytest.fail("nothing is asked of a remote model"))
+    probe = TurnProbe(conversation, lambda job: pytest.fail("nothing is asked of a remote model"),
+                      settings.llm.model)
     assert not probe.enabled and probe.lookup("Please add eggs and") == (None, False)
 
 

@@ -67,7 +67,7 @@ class StateMachine:
         self._turns = AssistantTurns(timeline, conversation, mouth, self._cpu, harness=harness, vision=vision,
                                      options=options)
         self._deliveries = Deliveries(options)
-        self._probe = TurnProbe(conversation, self._turns.on_worker) \
+        self._probe = TurnProbe(conversation, self._turns.on_worker, settings.llm.model) \
             if settings.conversation.end_of_turn_model == "llm" else None
         self._question = OpenQuestion(timeline, harness, self._turns.heard_text, settings, overlap)
         self._last_activity_ms = 0

@@ -14,6 +14,7 @@ from collections import OrderedDict
 from collections.abc import Callable
 from typing import Any
 
+from engine.runtime import _eot_probe_weights
 from engine.runtime.turn_taking import PROBE_WORDS, probe_probability, strip_asr_punctuation
 
 log = logging.getLogger(__name__)
@@ -48,11 +49,13 @@ def judge_words(conversation: Any, groups: list[list[int]], text: str) -> float 
 class TurnProbe:
     """Asks the conversation's model, on its worker, how likely the user's words are a whole turn."""
 
-    def __init__(self, conversation: Any, submit: Callable[[Callable[[], None]], Any]) -> None:
-        """`conversation`: engine.llm.Conversation; `submit`: runs a job on the LLM worker (AssistantTurns)."""
+    def __init__(self, conversation: Any, submit: Callable[[Callable[[], None]], Any], model: str) -> None:
+        """`conversation`: engine.llm.Conversation; `submit`: runs a job on the LLM worker (AssistantTurns);
+        `model`: the chat model's id (settings.llm.model). The probe's weights were fitted on one model's logits
+        (`_eot_probe_weights.MODEL`): with any other the lexical model decides."""
         self._conversation = conversation
         self._submit = submit
-        self.enabled = can_probe(getattr(conversation, "backend", None))
+        self.enabled = model == _eot_probe_weights.MODEL and can_probe(getattr(conversation, "backend", None))
         self._groups: list[list[int]] | None = None
         self._lock = threading.Lock()
         self._judged: OrderedDict[str, float | None] = OrderedDict()
