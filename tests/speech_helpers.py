@@ -41,9 +41,18 @@ def piper_voice():
     return PiperSynthesizer(resolve("piper-en-us-joe-medium"), VoiceOptions(threads=1))
 
 
+@functools.cache
+def steady_piper_voice():
+    """The default Piper voice without its random variation: the same audio for the same text on every run."""
+    from engine.models.registry import resolve
+    from engine.tts import PiperSynthesizer, VoiceOptions
+
+    return PiperSynthesizer(resolve("piper-en-us-joe-medium"), VoiceOptions(threads=1, variation=False))
+
+
 def piper(text: str) -> np.ndarray:
-    """Speak `text` with Venus's default voice; 16 kHz float32."""
-    clause = piper_voice().synthesize(text)
+    """Speak `text` with Venus's default voice, the same audio every run; 16 kHz float32."""
+    clause = steady_piper_voice().synthesize(text)
     return resample_clip(clause.audio, clause.sample_rate, RATE)
 
 

@@ -56,6 +56,9 @@ class VoiceOptions:
     rate: float = 1.0  # 1.0 = the voice's natural speed; 2.0 = twice as fast
     volume: float = 1.0  # linear gain applied to the synthesized audio, 0..1
     threads: int = field(default_factory=lambda: default_threads("onnx"))  # CPU threads for the voice model
+    # Piper draws random noise for a natural variation of pitch and timing (the voice's own noise scales); off,
+    # a clause comes out the same every time (tests that compare runs)
+    variation: bool = True
 
     def __post_init__(self) -> None:
         if not 0.5 <= self.rate <= 2.0:
@@ -107,7 +110,8 @@ class PiperSynthesizer:
             raise ModelCorrupt(f"the Piper voice {model_path} could not be loaded ({exc})",
                                fix="remove the voice or install it again") from exc
         self._voice = PiperVoice(session=session, config=config)
-        self._config = SynthesisConfig(length_scale=1.0 / options.rate, volume=1.0)
+        steady = {} if options.variation else {"noise_scale": 0.0, "noise_w_scale": 0.0}
+        self._config = SynthesisConfig(length_scale=1.0 / options.rate, volume=1.0, **steady)
         self._volume = options.volume
         self.sample_rate = config.sample_rate
         self.language = config.espeak_voice or "en"  # the voice's language, for `speakable`: "en-us"
