@@ -502,5 +502,7 @@ def test_a_household_name_heard_as_a_word_like_its_start_twice_is_that_name() ->
     assert alone.stop and not alone.named, alone.reason
     # other function words alone twice are no name, nor is the start of a stop cue that sounds like a name
     assert decide("The.", elapsed=700, previous_words="The.", context=household).scores["repeated_word"] == 0.0
+    tom = ConversationContext(speaking_text="The tower is", other_names=("Tom",))
+    assert decide("To.", elapsed=700, previous_words="To.", context=tom).scores["repeated_word"] == 0.0
     stephanie = ConversationContext(speaking_text="The tower is", other_names=("Stephanie",))
     assert decide("Stop.", elapsed=700, previous_words="Stop.", context=stephanie).stop

@@ -301,7 +301,8 @@ def _unknown_word_again(word: str, previous: str, assistant: str, household: lis
 def _sounds_like_start(word: str, name: str) -> bool:
     # whisper's word for the start of a name it does not know keeps its first sound and about its length
     # ("And" for "Anna", "Tim" for "Timothy" is a start, "Tom" for "Tomasz")
-    return len(word) >= 2 and name[:2] == word[:2] and len(word) <= len(name) + 1
+    # (three letters at least: "to", "he" and "my" begin too many names)
+    return len(word) >= 3 and name[:2] == word[:2] and len(word) <= len(name) + 1
 
 
 def asks_with_question_word(text: str) -> bool:

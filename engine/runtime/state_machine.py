@@ -67,8 +67,9 @@ class StateMachine:
         self._turns = AssistantTurns(timeline, conversation, mouth, self._cpu, harness=harness, vision=vision,
                                      options=options)
         self._deliveries = Deliveries(options)
+        # the probe reads English (its weights were fitted on English turns): another language decides on silence
         self._probe = TurnProbe(conversation, self._turns.on_worker, settings.llm.model) \
-            if settings.conversation.end_of_turn_model == "llm" else None
+            if settings.conversation.end_of_turn_model == "llm" and end_of_turn.options.english_words else None
         self._question = OpenQuestion(timeline, harness, self._turns.heard_text, settings, overlap)
         self._last_activity_ms = 0
         self._person_present: bool | None = None

@@ -9,10 +9,13 @@ end-of-turn rule waits a little (RuntimeOptions.end_of_turn_probe_wait_ms), then
 from __future__ import annotations
 
 import logging
+import math
 import threading
 from collections import OrderedDict
 from collections.abc import Callable
 from typing import Any
+
+import numpy as np
 
 from engine.runtime import _eot_probe_weights
 from engine.runtime.turn_taking import PROBE_WORDS, probe_probability, strip_asr_punctuation
@@ -43,7 +46,13 @@ def judge_words(conversation: Any, groups: list[list[int]], text: str) -> float 
     calling thread; None when the backend cannot read its logits."""
     words = strip_asr_punctuation(text)
     logprobs = conversation.next_token_logprobs(words, groups)
-    return None if logprobs is None else probe_probability(logprobs, len(words.split()))
+    if logprobs is None:
+        return None
+    value = probe_probability(logprobs, len(words.split()))
+    if not math.isfinite(value) or not np.all(np.isfinite(logprobs) | np.isneginf(logprobs)):
+        log.warning("the end-of-turn probe read non-numbers from the model for %r; the lexical model decides", text)
+        return None
+    return value
 
 
 class TurnProbe:
