@@ -506,3 +506,20 @@ def test_a_household_name_heard_as_a_word_like_its_start_twice_is_that_name() ->
     assert decide("To.", elapsed=700, previous_words="To.", context=tom).scores["repeated_word"] == 0.0
     stephanie = ConversationContext(speaking_text="The tower is", other_names=("Stephanie",))
     assert decide("Stop.", elapsed=700, previous_words="Stop.", context=stephanie).stop
+
+
+@pytest.mark.parametrize("words", ["So, Bartholomew, how did the exam go?", "Well Ingrid, are you coming with us?",
+                                   "And Radu, did you feed the fish?", "Anyway, Odile, how was the trip?"])
+def test_a_name_set_off_after_a_discourse_marker_calls_someone_else(words: str) -> None:
+    # a vocative by its position: a capitalised word between commas at the start, after "so", "well", "and"...;
+    # none of these names is on any list the policy reads
+    verdict = decide(words, elapsed=1500, active=False, final=True)
+    assert verdict.kind == OverlapKind.OTHER_ADDRESSEE and not verdict.stop, verdict.reason
+    assert verdict.scores["other_named"] == 1.0
+
+
+@pytest.mark.parametrize("words", ["So, Venus, what happened next?", "Well, Paris is lovely, but what about Rome?",
+                                   "So, why was it built?"])
+def test_a_discourse_marker_before_the_assistant_or_a_plain_word_is_no_call_to_someone_else(words: str) -> None:
+    verdict = decide(words, elapsed=1500, active=False, final=True)
+    assert verdict.stop and verdict.scores["other_named"] == 0.0, verdict.reason

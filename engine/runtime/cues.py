@@ -94,7 +94,9 @@ _SECOND_PERSON = re.compile(r"\b(can|could|would|will|do|did) you\b|\byou\b|\byo
 _REQUEST_OPENER = re.compile(r"^(please |and |but |so |ok |okay |oh )?(tell|show|give|explain|say|repeat|read|"
                              r"what|what's|how|why|when|where|who|which|is|are|can|could|go)\b")
 _QUESTION_WORD = re.compile(r"\b(what|what's|how|why|who|where|when|which)\b")
-_VOCATIVE_START = re.compile(r"^\s*(?i:hey|hi|oh|ok|okay)?[\s,]*([A-Z][a-z]+)\s*[,!?]")
+# a vocative by position: a capitalised word set off at the start, alone or after a greeting or a discourse marker
+# ("So, Anneke, how was your day?", "Well Tariq, ..."); the marker list is English grammar, not names
+_VOCATIVE_START = re.compile(r"^\s*(?i:hey|hi|oh|ok|okay|so|well|and|but|now|anyway|alright|yeah|yes|no)?[\s,]*([A-Z][a-z]+)\s*[,!?]")
 _VOCATIVE_END = re.compile(r",\s*([A-Z][a-z]+)\s*[.?!]*\s*$")
 
 
