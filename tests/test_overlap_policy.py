@@ -523,3 +523,24 @@ def test_a_name_set_off_after_a_discourse_marker_calls_someone_else(words: str) 
 def test_a_discourse_marker_before_the_assistant_or_a_plain_word_is_no_call_to_someone_else(words: str) -> None:
     verdict = decide(words, elapsed=1500, active=False, final=True)
     assert verdict.stop and verdict.scores["other_named"] == 0.0, verdict.reason
+
+
+def test_the_final_words_still_stop_venus_after_a_verdict_settled_on_a_partial() -> None:
+    # the partials heard "Venus, that's wrong, it's in Lima." as a remark about something else; the final, which
+    # decodes the whole segment, names the assistant (or opens with a stop cue): the hard overrides apply to it
+    policy = OverlapPolicy()
+    settled = decide("It's a pity. The garden needs rain.", elapsed=1800, active=False)
+    assert settled.kind == OverlapKind.OTHER_ADDRESSEE and not settled.provisional, settled.reason
+
+    def final(words: str) -> OverlapFeatures:
+        return OverlapFeatures(elapsed_ms=2300, speech_active=False, words=words, is_final=True, **USER)
+    for words in ("Venus, that's wrong, it's in Lima.", "Wait, that's wrong, it's in Lima."):
+        assert policy.review(settled, final(words), SPEAKING).stop, words
+    # the same words in the final, or others that claim nothing, keep Venus talking
+    assert not policy.review(settled, final("It's a pity, the garden needs rain."), SPEAKING).stop
+    # a backchannel settled before the final is stopped only by the assistant's name in it, not by a stop cue
+    # ("Oh, sorry." is a listener's remark)
+    nod = decide("Uh-huh.", elapsed=700, active=False)
+    assert nod.kind == OverlapKind.BACKCHANNEL and not nod.provisional, nod.reason
+    assert policy.review(nod, final("Uh-huh, Venus, hang on."), SPEAKING).stop
+    assert not policy.review(nod, final("Oh, sorry."), SPEAKING).stop

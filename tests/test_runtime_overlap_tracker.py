@@ -128,3 +128,18 @@ def test_a_segment_that_closes_before_anything_could_be_told_is_released() -> No
     steps = tracker.judge(ONSET + 400, SCENE, final=True)
     assert actions(steps) == [OverlapAction.RELEASE] and recorded(steps) == []
     assert tracker.current is None
+
+
+def test_a_remark_settled_on_the_partials_stops_venus_when_the_final_names_her() -> None:
+    # the partials heard a remark that asks nothing ("It's a pity. The garden looks dry."): Venus goes on; the
+    # final transcript of the whole segment holds her name, and she stops then
+    tracker = started()
+    partial(tracker, "It's a pity. The garden looks dry.")
+    tracker.end_segment(ONSET, ONSET + 1800)
+    steps = tracker.judge(ONSET + 1850, SCENE, final=False)
+    assert actions(steps) == [OverlapAction.RECORD, OverlapAction.KEEP]
+    assert recorded(steps) == [OverlapKind.OTHER_ADDRESSEE]
+    final(tracker, "Venus, that's wrong, it's in Lima.")
+    steps = tracker.judge(ONSET + 2300, SCENE, final=True)
+    assert actions(steps) == [OverlapAction.RECORD, OverlapAction.STOP], [s.reason for s in steps]
+    assert recorded(steps) == [OverlapKind.INTERRUPTION] and "final words" in steps[0].reason

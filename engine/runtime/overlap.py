@@ -370,6 +370,19 @@ class OverlapPolicy:
                               f"user's level, but the words call someone in the room: {f.words!r}", s, False,
                               f.elapsed_ms)
 
+    def _final_claims(self, earlier: OverlapVerdict, features: OverlapFeatures,
+                      context: ConversationContext | None) -> OverlapVerdict:
+        # A verdict settled on a partial's words ("It's a lot of weakness." for "Venus, that's wrong") stands
+        # until the final transcript, which decodes the whole segment better: if it names the assistant, or
+        # (after a call to someone else) opens with a stop cue, the hard overrides apply to it too.
+        later = self.decide(features, context)
+        claims = later.scores.get("assistant_named") or (earlier.kind == OverlapKind.OTHER_ADDRESSEE
+                                                         and opens_with_stop(features.words))
+        if later.stop and claims:
+            return OverlapVerdict(later.kind, f"revised (stop): the final words claim the floor: {later.reason}",
+                                  later.scores, False, features.elapsed_ms)
+        return earlier
+
     def review(self, earlier: OverlapVerdict, features: OverlapFeatures,
                context: ConversationContext | None = None) -> OverlapVerdict:
         """Re-judge a provisional verdict once words arrive; a changed kind means stop, or resume the answer."""
@@ -378,6 +391,8 @@ class OverlapPolicy:
                 return self._renamed(earlier, features, context)
             if earlier.kind == OverlapKind.BACKGROUND and features.is_final:
                 return self._called_someone(earlier, features, context or ConversationContext())
+            if earlier.kind in (OverlapKind.OTHER_ADDRESSEE, OverlapKind.BACKCHANNEL) and features.is_final:
+                return self._final_claims(earlier, features, context)
             return earlier
         later = self.decide(features, context)
         if later.kind is None:
