@@ -544,3 +544,21 @@ def test_the_final_words_still_stop_venus_after_a_verdict_settled_on_a_partial()
     assert nod.kind == OverlapKind.BACKCHANNEL and not nod.provisional, nod.reason
     assert policy.review(nod, final("Uh-huh, Venus, hang on."), SPEAKING).stop
     assert not policy.review(nod, final("Oh, sorry."), SPEAKING).stop
+
+
+@pytest.mark.parametrize("words", ["So I see.", "Well, got it.", "Huh, makes sense."])
+def test_a_short_final_made_mostly_of_a_listeners_phrase_keeps_venus_talking(words: str) -> None:
+    verdict = decide(words, elapsed=1100, active=False, final=True, duration_ms=700, word_confidence=0.95)
+    assert verdict.kind == OverlapKind.BACKCHANNEL and not verdict.stop, verdict.reason
+    # the same length with a question, or whisper's soundalike of a backchannel heard clearly, still claims it
+    assert decide("So I see?", elapsed=1100, active=False, final=True, duration_ms=700).stop
+    assert decide("and then them.", elapsed=1100, active=False, final=True, duration_ms=700,
+                  word_confidence=0.95).stop
+
+
+def test_a_bare_you_in_two_words_is_no_request_but_a_question_opener_is() -> None:
+    assert decide("you at.", elapsed=600, active=False, duration_ms=500).scores["request"] == 0.0
+    assert not decide("you at.", elapsed=600, active=False, duration_ms=500).stop
+    for words in ("Are you?", "Can you?", "Tell me"):
+        assert decide(words, elapsed=600, active=False, duration_ms=500).scores["request"] == 1.0, words
+    assert decide("you said Paris", elapsed=900, active=False, duration_ms=800).scores["request"] == 1.0

@@ -90,6 +90,7 @@ _NOT_NAMES = BACKCHANNELS | STOP_CUES | frozenset(
 _FILLER_INITIALS = frozenset("ahmoue")
 # First words of the stop cues: "Hold." alone is "hold on" cut short, not a name.
 _CUE_HEADS = frozenset(cue.split()[0] for cue in STOP_CUES)
+_MODAL_YOU = re.compile(r"\b(can|could|would|will|do|did) you\b")
 _SECOND_PERSON = re.compile(r"\b(can|could|would|will|do|did) you\b|\byou\b|\byour\b")
 _REQUEST_OPENER = re.compile(r"^(please |and |but |so |ok |okay |oh )?(tell|show|give|explain|say|repeat|read|"
                              r"what|what's|how|why|when|where|who|which|is|are|can|could|go)\b")
@@ -212,14 +213,15 @@ def opens_with_stop(words: str) -> bool:
     return bool(_phrases(cue_words(words)[:2]) & STOP_CUES)
 
 
-def backchannel_score(tokens: list[str]) -> float:
-    """Share of the words that belong to backchannel phrases (1.0 for "uh-huh", 0.0 for "what time is it")."""
+def backchannel_score(tokens: list[str], *, soundalikes: bool = True) -> float:
+    """Share of the words that belong to backchannel phrases (1.0 for "uh-huh", 0.0 for "what time is it");
+    `soundalikes` False: whisper's mishearings of them ("and then") do not count, only the phrases themselves."""
     if not tokens:
         return 0.0
     covered = [False] * len(tokens)
     for i in range(len(tokens)):
         pair = f"{tokens[i]} {tokens[i + 1]}" if i + 1 < len(tokens) else ""
-        if pair in BACKCHANNELS or (pair in BACKCHANNEL_SOUNDALIKES and len(tokens) <= 3):
+        if pair in BACKCHANNELS or (soundalikes and pair in BACKCHANNEL_SOUNDALIKES and len(tokens) <= 3):
             covered[i] = covered[i + 1] = True
         elif tokens[i] in BACKCHANNELS:
             covered[i] = True
@@ -248,11 +250,16 @@ def overlap_scores(f: OverlapFeatures, context: ConversationContext, options: Ov
     lone = _LONE_WORD.fullmatch(f.words) if not f.is_final and f.speech_active else None
     lone_name = bool(lone) and lone.group(1).lower() in known and lone.group(1).lower() != name
     request = bool(_SECOND_PERSON.search(" ".join(tokens)) or _REQUEST_OPENER.search(" ".join(tokens)))
+    # in two words or fewer a bare "you" is no request ("you know", "you at." for a misheard "yeah"); a question
+    # opener or "can you" still is ("Are you?", "Can you?")
+    if request and len(tokens) <= 2 and not (_MODAL_YOU.search(" ".join(tokens)) or _REQUEST_OPENER.search(" ".join(tokens))):
+        request = False
     measured = f.loudness_db is not None and f.loudness_db >= o.plausible_level_db
     loud = 1 / (1 + math.exp(-(f.loudness_db - o.background_level_db) / 2)) if measured else 0.5
     scores = {
         "words": float(len(tokens)),
         "backchannel": backchannel_score(tokens),
+        "backchannel_words": backchannel_score(tokens, soundalikes=False),  # the phrases only, no mishearings
         "stop_cue": float(bool(phrases & STOP_CUES)),
         "assistant_named": float(bool(name) and (name in tokens or _name_begun(tokens, f, name))),
         "request": float(request),

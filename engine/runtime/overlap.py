@@ -271,6 +271,10 @@ class OverlapPolicy:
                 and s["backchannel"] >= 0.6 and not asks:  # the final's word confidence confirms or revises it
             return verdict(OverlapKind.BACKCHANNEL, f"a short sound mostly made of backchannel words ({duration} ms): "
                            f"{f.words!r}", provisional=True)
+        if f.is_final and duration < o.backchannel_max_ms and s["words"] <= 3 and s["backchannel_words"] >= 0.6 \
+                and not asks:  # heard in full: a listener's phrase with a word around it ("So I see.")
+            return verdict(OverlapKind.BACKCHANNEL, f"a short remark made mostly of backchannel words ({duration} ms): "
+                           f"{f.words!r}")
         if closed and f.elapsed_ms < o.short_remark_ms and s["words"] <= 3 and not asks:
             return verdict(OverlapKind.BACKCHANNEL, f"a brief sound ({f.elapsed_ms} ms) that asks nothing: {f.words!r}",
                            provisional=not f.is_final)
