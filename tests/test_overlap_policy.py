@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import dataclasses
+
 import pytest
 
 from engine.runtime.overlap import (
@@ -562,3 +564,21 @@ def test_a_bare_you_in_two_words_is_no_request_but_a_question_opener_is() -> Non
     for words in ("Are you?", "Can you?", "Tell me"):
         assert decide(words, elapsed=600, active=False, duration_ms=500).scores["request"] == 1.0, words
     assert decide("you said Paris", elapsed=900, active=False, duration_ms=800).scores["request"] == 1.0
+
+
+def test_a_stop_read_from_a_closed_segments_partial_waits_for_its_final_unless_a_cue_or_the_name_made_it() -> None:
+    # the last partial of a closed segment garbled the name ("So, nice on."): a pause, which the final revises
+    policy = OverlapPolicy()
+    early = decide("So, nice on. How was your trip?", elapsed=1500, active=False)
+    assert early.stop and early.provisional, early.reason
+    final = OverlapFeatures(elapsed_ms=1900, speech_active=False, words="So, Odile, how was your trip?",
+                            is_final=True, **USER)
+    later = policy.review(early, final, SPEAKING)
+    assert later.kind == OverlapKind.OTHER_ADDRESSEE and not later.stop, later.reason
+    # the final that agrees makes the stop
+    agreed = dataclasses.replace(final, words="So how was your trip?")
+    assert policy.review(early, agreed, SPEAKING).stop
+    # a stop cue or the assistant's name in a closed segment stops at once: their final is often empty
+    for words in ("Stop.", "Venus."):
+        verdict = decide(words, elapsed=700, active=False)
+        assert verdict.stop and not verdict.provisional, (words, verdict.reason)

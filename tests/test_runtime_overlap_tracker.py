@@ -143,3 +143,18 @@ def test_a_remark_settled_on_the_partials_stops_venus_when_the_final_names_her()
     steps = tracker.judge(ONSET + 2300, SCENE, final=True)
     assert actions(steps) == [OverlapAction.RECORD, OverlapAction.STOP], [s.reason for s in steps]
     assert recorded(steps) == [OverlapKind.INTERRUPTION] and "final words" in steps[0].reason
+
+
+def test_a_request_read_from_the_last_partial_pauses_venus_until_the_final_words() -> None:
+    # the VAD closed the segment on a partial that reads as a request to Venus; the final calls someone by
+    # name: the held answer goes on, nothing was cut
+    tracker = started()
+    partial(tracker, "So, nice on. How was your trip?")
+    tracker.end_segment(ONSET, ONSET + 1500)
+    steps = tracker.judge(ONSET + 1550, SCENE, final=False)
+    assert actions(steps) == [OverlapAction.RECORD, OverlapAction.PAUSE], [s.reason for s in steps]
+    assert tracker.current.held
+    final(tracker, "So, Odile, how was your trip?")
+    steps = tracker.judge(ONSET + 1900, SCENE, final=True)
+    assert actions(steps) == [OverlapAction.RECORD, OverlapAction.KEEP], [s.reason for s in steps]
+    assert recorded(steps) == [OverlapKind.OTHER_ADDRESSEE]

@@ -201,8 +201,12 @@ class OverlapPolicy:
 
         def verdict(kind: OverlapKind | None, reason: str, provisional: bool = False) -> OverlapVerdict:
             # while the user still speaks a stop is a pause: whisper's partials garble and invent words
-            # ("And uh, wait."), so the final words confirm it or resume the answer
-            provisional |= kind == OverlapKind.INTERRUPTION and f.speech_active and not f.is_final
+            # ("And uh, wait."), so the final words confirm it or resume the answer. So is a stop read from the
+            # words of a partial once the segment closed (the final decodes the whole segment better: "So, nice
+            # on. How was your date?" is "So, Nashon, how was your date?"), unless a stop cue or the assistant's
+            # name made it: their final is often empty ("Venus," alone)
+            hard = s["stop_cue"] or s["assistant_named"]
+            provisional |= kind == OverlapKind.INTERRUPTION and not f.is_final and (f.speech_active or not hard)
             return OverlapVerdict(kind, reason, s, provisional, f.elapsed_ms)
 
         if s["echo"] >= o.echo_word_overlap:
