@@ -521,8 +521,12 @@ def test_a_name_set_off_after_a_discourse_marker_calls_someone_else(words: str) 
 
 
 @pytest.mark.parametrize("words", ["So, Venus, what happened next?", "Well, Paris is lovely, but what about Rome?",
-                                   "So, why was it built?"])
-def test_a_discourse_marker_before_the_assistant_or_a_plain_word_is_no_call_to_someone_else(words: str) -> None:
+                                   "So, why was it built?", "No, Berlin, I asked about Berlin.",
+                                   "So, Eiffel, who was he?"])
+def test_a_discourse_marker_before_the_assistant_a_plain_word_or_the_topic_is_no_call_to_someone_else(
+        words: str) -> None:
+    # "No, Berlin, ..." corrects Venus; "Eiffel" is a word of what she is saying ("The Eiffel Tower was ..."): the
+    # topic, not a person
     verdict = decide(words, elapsed=1500, active=False, final=True)
     assert verdict.stop and verdict.scores["other_named"] == 0.0, verdict.reason
 
@@ -540,6 +544,11 @@ def test_the_final_words_still_stop_venus_after_a_verdict_settled_on_a_partial()
         assert policy.review(settled, final(words), SPEAKING).stop, words
     # the same words in the final, or others that claim nothing, keep Venus talking
     assert not policy.review(settled, final("It's a pity, the garden needs rain."), SPEAKING).stop
+    # a call to someone whose final opens with a stop cue said to them is still theirs
+    called = decide("Mike, the garden.", elapsed=1500, active=False)
+    assert called.kind == OverlapKind.OTHER_ADDRESSEE and not called.provisional, called.reason
+    assert not policy.review(called, final("Mike, wait for me."), SPEAKING).stop
+    assert policy.review(called, final("Wait, what did you say?"), SPEAKING).stop
     # a backchannel settled before the final is stopped only by the assistant's name in it, not by a stop cue
     # ("Oh, sorry." is a listener's remark)
     nod = decide("Uh-huh.", elapsed=700, active=False)

@@ -91,13 +91,14 @@ _FILLER_INITIALS = frozenset("ahmoue")
 # First words of the stop cues: "Hold." alone is "hold on" cut short, not a name.
 _CUE_HEADS = frozenset(cue.split()[0] for cue in STOP_CUES)
 _MODAL_YOU = re.compile(r"\b(can|could|would|will|do|did) you\b")
-_SECOND_PERSON = re.compile(r"\b(can|could|would|will|do|did) you\b|\byou\b|\byour\b")
+_SECOND_PERSON = re.compile(r"\byou\b|\byour\b")
 _REQUEST_OPENER = re.compile(r"^(please |and |but |so |ok |okay |oh )?(tell|show|give|explain|say|repeat|read|"
                              r"what|what's|how|why|when|where|who|which|is|are|can|could|go)\b")
 _QUESTION_WORD = re.compile(r"\b(what|what's|how|why|who|where|when|which)\b")
 # a vocative by position: a capitalised word set off at the start, alone or after a greeting or a discourse marker
 # ("So, Anneke, how was your day?", "Well Tariq, ..."); the marker list is English grammar, not names
-_VOCATIVE_START = re.compile(r"^\s*(?i:hey|hi|oh|ok|okay|so|well|and|but|now|anyway|alright|yeah|yes|no)?[\s,]*([A-Z][a-z]+)\s*[,!?]")
+# (not after "yes" or "no": "No, Berlin, I said" corrects Venus)
+_VOCATIVE_START = re.compile(r"^\s*(?i:hey|hi|oh|ok|okay|so|well|and|but|now|anyway|alright)?[\s,]*([A-Z][a-z]+)\s*[,!?]")
 _VOCATIVE_END = re.compile(r",\s*([A-Z][a-z]+)\s*[.?!]*\s*$")
 
 
@@ -241,7 +242,10 @@ def overlap_scores(f: OverlapFeatures, context: ConversationContext, options: Ov
                  if m}
     # "Honestly, ..." and "Anyway, ..." open a sentence with a comma like a name does; a known name
     # ending in -ly ("Emily, ...") is still one
-    other_named = any(v != name and v not in _NOT_NAMES and (v in known or not v.endswith("ly"))
+    # a word of what Venus is saying or of the user's request is the topic, not a person ("So, Paris, is it
+    # expensive?" while Venus talks about Paris)
+    topic = set(split_words(context.speaking_text)) | set(split_words(context.topic_text))
+    other_named = any(v != name and v not in _NOT_NAMES and v not in topic and (v in known or not v.endswith("ly"))
                       for v in vocatives)
     other_named |= bool(phrases & OTHER_VOCATIVES) or any(n.lower() in tokens for n in context.other_names)
     first = _FIRST_WORD.match(f.words)  # "Mike did you..." (whisper drops the vocative's comma)
@@ -249,11 +253,11 @@ def overlap_scores(f: OverlapFeatures, context: ConversationContext, options: Ov
         and len(tokens) > 1
     lone = _LONE_WORD.fullmatch(f.words) if not f.is_final and f.speech_active else None
     lone_name = bool(lone) and lone.group(1).lower() in known and lone.group(1).lower() != name
-    request = bool(_SECOND_PERSON.search(" ".join(tokens)) or _REQUEST_OPENER.search(" ".join(tokens)))
+    joined = " ".join(tokens)
+    asked = bool(_MODAL_YOU.search(joined) or _REQUEST_OPENER.search(joined))
     # in two words or fewer a bare "you" is no request ("you know", "you at." for a misheard "yeah"); a question
     # opener or "can you" still is ("Are you?", "Can you?")
-    if request and len(tokens) <= 2 and not (_MODAL_YOU.search(" ".join(tokens)) or _REQUEST_OPENER.search(" ".join(tokens))):
-        request = False
+    request = asked or (bool(_SECOND_PERSON.search(joined)) and len(tokens) > 2)
     measured = f.loudness_db is not None and f.loudness_db >= o.plausible_level_db
     loud = 1 / (1 + math.exp(-(f.loudness_db - o.background_level_db) / 2)) if measured else 0.5
     scores = {
@@ -275,7 +279,7 @@ def overlap_scores(f: OverlapFeatures, context: ConversationContext, options: Ov
         "asked_question": float(context.speaking_text.rstrip().endswith("?")),
     }
     if not o.english_words:  # the English lexicons would misread the words: only names the user gave count
-        scores.update(backchannel=0.0, stop_cue=0.0, request=0.0, lone_name=0.0, repeated_word=0.0,
+        scores.update(backchannel=0.0, backchannel_words=0.0, stop_cue=0.0, request=0.0, lone_name=0.0, repeated_word=0.0,
                       other_named=float(any(n.lower() in tokens for n in context.other_names)))
     return scores
 

@@ -384,8 +384,9 @@ class OverlapPolicy:
         # until the final transcript, which decodes the whole segment better: if it names the assistant, or
         # (after a call to someone else) opens with a stop cue, the hard overrides apply to it too.
         later = self.decide(features, context)
+        # (a stop cue only where the final calls nobody: "Mike, wait for me." is still said to Mike)
         claims = later.scores.get("assistant_named") or (earlier.kind == OverlapKind.OTHER_ADDRESSEE
-                                                         and opens_with_stop(features.words))
+                                                         and opens_with_stop(features.words) and not later.named)
         if later.stop and claims:
             return OverlapVerdict(later.kind, f"revised (stop): the final words claim the floor: {later.reason}",
                                   later.scores, False, features.elapsed_ms)
