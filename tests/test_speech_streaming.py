@@ -294,3 +294,38 @@ def test_the_hint_and_the_early_first_partial_apply_to_the_start_of_a_segment_on
     assert calls[0][0] == int(0.36 * RATE) and len(calls) == 8, calls
     assert all(b - a == int(0.26 * RATE) for (a, _), (b, _) in zip(calls[:-1], calls[1:], strict=True)), calls
     assert all(hint for n, hint in calls if n <= RATE) and all(not hint for n, hint in calls if n > RATE), calls
+
+
+def test_the_words_decoded_at_a_pause_reach_their_own_callback_and_only_those(whisper):
+    # A pre-final's words are the segment's final if the pause holds; the runtime reads them early (the end-of-turn
+    # probe) only when it knows them for what they are.
+    speech = espeak("Please set a timer for twenty minutes", voice="en-us", wpm=165)
+    partials: list[str] = []
+    at_pause: list[str] = []
+    recognizer = StreamingRecognizer(whisper, lambda text, start: partials.append(text), lambda t, start, end: None,
+                                     partial_interval_ms=300, on_pause_partial=lambda text, start: at_pause.append(text))
+    try:
+        recognizer.begin(0)
+        step = RATE // 50
+        for i in range(0, len(speech), step):  # 20 ms blocks, each partial decoded before the next
+            recognizer.feed(speech[i:i + step])
+            _settle(recognizer)
+        recognizer.prefinal(len(speech))
+        _settle(recognizer)
+        recognizer.cancel()  # the user spoke on, say: no final
+    finally:
+        recognizer.close()
+    assert partials, "no partial while the user spoke"
+    assert len(at_pause) == 1 and "timer" in _words(at_pause[0]), (partials, at_pause)
+    # without its own callback a pre-final is a partial like the others (as before)
+    plain: list[str] = []
+    recognizer = StreamingRecognizer(whisper, lambda text, start: plain.append(text), lambda t, start, end: None,
+                                     partial_interval_ms=60_000)
+    try:
+        recognizer.begin(0)
+        recognizer.feed(speech)
+        recognizer.prefinal(len(speech))
+        _settle(recognizer)
+    finally:
+        recognizer.close()
+    assert len(plain) == 1 and "timer" in _words(plain[0]), plain

@@ -150,3 +150,46 @@ def test_the_runtime_waits_through_a_pause_after_a_fragment_and_answers_once_it_
     finally:
         runtime.close()
         backend.close()
+
+
+def test_the_words_decoded_at_a_pause_are_judged_before_the_segment_closes() -> None:
+    # They are the segment's final if the pause holds: the model reads them at once, on every core (the recogniser
+    # is idle in a pause), so the turn's end does not wait for the probe once the VAD closes the segment.
+    # An ordinary partial is not judged: the words are still coming.
+    import psutil
+
+    from engine.llm import Conversation, ConversationOptions, open_backend
+    from engine.timeline import events as ev
+
+    class Recording(Conversation):
+        judged: list[str] = []
+
+        def next_token_logprobs(self, text, groups):
+            self.judged.append(text)
+            return super().next_token_logprobs(text, groups)
+
+    settings = Settings()
+    backend = open_backend(settings.llm)
+    conversation = Recording(Timeline(), backend, ConversationOptions.from_settings(settings.llm))
+    runtime = _runtime(conversation)
+    timeline = conversation.timeline
+    try:
+        assert runtime.wait_ready(120)
+        steps = dict(backend.steps_by_threads)
+        start = timeline.now_ms()
+        timeline.append(ev.UserSpeechStart(start_ms=start))
+        timeline.append(ev.AsrPartial(text="What's the capital of", segment_start_ms=start))
+        time.sleep(0.5)
+        assert conversation.judged == [], "an ordinary partial was judged"
+        timeline.append(ev.AsrPartial(text="What's the capital of Canada?", segment_start_ms=start, at_pause=True))
+        deadline = time.monotonic() + 10
+        while not conversation.judged and time.monotonic() < deadline:
+            time.sleep(0.02)
+        assert conversation.judged == ["What's the capital of Canada"]
+        assert not timeline.events(kinds=[ev.Kind.CONTROL_DECISION]), "the segment is still open: no answer yet"
+        lent = {n: count - steps.get(n, 0) for n, count in backend.steps_by_threads.items() if n > backend.n_threads}
+        if (psutil.cpu_count(logical=False) or 1) > backend.n_threads:
+            assert sum(lent.values()) >= 1, backend.steps_by_threads  # the words were evaluated on every core
+    finally:
+        runtime.close()
+        backend.close()

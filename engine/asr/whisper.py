@@ -262,7 +262,9 @@ class StreamingRecognizer:
 
     def __init__(self, transcriber: Transcriber, on_partial: PartialCallback, on_final: FinalCallback,
                  *, partial_interval_ms: int = 500, on_audio: AudioCallback | None = None,
-                 hint_max_s: float = 1.2) -> None:
+                 hint_max_s: float = 1.2, on_pause_partial: PartialCallback | None = None) -> None:
+        """`on_pause_partial`: where a pre-final's words go while its segment is still open (the user paused; these
+        words become the final if the pause holds); by default they go to `on_partial` like any partial."""
         if partial_interval_ms < 50:
             raise ValueError(f"partial_interval_ms must be >= 50, got {partial_interval_ms}")
         if hint_max_s < 0:
@@ -273,6 +275,7 @@ class StreamingRecognizer:
         self._hint_samples = int(hint_max_s * SAMPLE_RATE)
         self._transcriber = transcriber
         self._on_partial = on_partial
+        self._on_pause_partial = on_pause_partial or on_partial
         self._on_final = on_final
         self._on_audio = on_audio  # sees the audio of each partial and final, just before its callback
         self._default_interval_ms = partial_interval_ms
@@ -434,10 +437,10 @@ class StreamingRecognizer:
             extra["hint"] = hint
         return quick(audio, word_timestamps=word_timestamps, **extra)
 
-    def _post_partial(self, audio: np.ndarray, text: str, start: int) -> None:
+    def _post_partial(self, audio: np.ndarray, text: str, start: int, *, at_pause: bool = False) -> None:
         if self._on_audio is not None:
             self._on_audio(audio, start, False)
-        self._on_partial(text, start)
+        (self._on_pause_partial if at_pause else self._on_partial)(text, start)
 
     def _do(self, kind: str, job: object) -> None:
         if kind == "partial":
@@ -468,7 +471,7 @@ class StreamingRecognizer:
             with self._cond:
                 still_open = self._segment_start == job.start
             if still_open and transcript.text:  # the newest words of the open segment: a partial too
-                self._post_partial(job.audio, transcript.text, job.start)
+                self._post_partial(job.audio, transcript.text, job.start, at_pause=True)
             return
         began = time.perf_counter()
         early, self._early = self._early, None

@@ -192,7 +192,8 @@ class SpeechPipeline:
         self._profile_lock = threading.Lock()  # enrolment (a timer thread) vs similarity (the ASR worker)
         self.recognizer = StreamingRecognizer(transcriber or make_transcriber(settings), self._post_partial,
                                               self._post_final, partial_interval_ms=settings.asr.partial_interval_ms,
-                                              on_audio=self._on_audio if self.voice_profile is not None else None)
+                                              on_audio=self._on_audio if self.voice_profile is not None else None,
+                                              on_pause_partial=self._post_pause_partial)
         self._mic_in: queue.SimpleQueue[np.ndarray] = queue.SimpleQueue()
         self._mic_resampler = StreamResampler(source.sample_rate, SAMPLE_RATE)
         self._ref_resampler = StreamResampler(sink.sample_rate, SAMPLE_RATE)
@@ -451,9 +452,12 @@ class SpeechPipeline:
         elif final and len(audio) >= SAMPLE_RATE and profile.utterance_count < profile.max_utterances:
             self._enroll_audio = audio
 
-    def _post_partial(self, text: str, start_sample: int) -> None:
+    def _post_partial(self, text: str, start_sample: int, at_pause: bool = False) -> None:
         self.timeline.append(AsrPartial(text=text, segment_start_ms=self._ms(start_sample),
-                                        speaker_similarity=self._voice_scores.get(start_sample)))
+                                        speaker_similarity=self._voice_scores.get(start_sample), at_pause=at_pause))
+
+    def _post_pause_partial(self, text: str, start_sample: int) -> None:
+        self._post_partial(text, start_sample, at_pause=True)
 
     def _post_final(self, transcript: Transcript, start_sample: int, end_sample: int) -> None:
         base = self._ms(start_sample)

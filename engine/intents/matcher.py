@@ -57,6 +57,13 @@ class IntentMatcher:
         self._intents = intents
         self._lock = threading.Lock()  # hassil's recogniser caches lazily; one sentence at a time
 
+    def warm_up(self) -> None:
+        """Build what hassil builds on first use (each template group parses its sentences then: ~0.1 s for the
+        English set, which the first request of a session would otherwise wait for) now."""
+        with self._lock:
+            for _ in recognize_all("warm up", self._intents):
+                pass
+
     @classmethod
     def load(cls, language: str = "en", folder: Path | None = None) -> IntentMatcher:
         """The templates of `language` (assets/intents/<language>/*.yaml, or `folder`)."""
@@ -69,7 +76,9 @@ class IntentMatcher:
         except Exception as exc:  # a malformed template file: say which folder, keep the cause
             raise ConfigError(f"the intent templates in {folder} cannot be read: {exc}",
                               fix="fix or remove the file named in the error") from exc
-        return cls(intents)
+        matcher = cls(intents)
+        matcher.warm_up()
+        return matcher
 
     @property
     def intent_names(self) -> list[str]:

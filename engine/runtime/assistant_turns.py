@@ -51,6 +51,7 @@ class AssistantTurns:
         self._jobs = ThreadPoolExecutor(max_workers=1, thread_name_prefix="venus-llm-control")
         self._prefill_lock = threading.Lock()
         self._prefill_text: str | None = None  # the latest partial waiting to be prefilled
+        self._prefill_every_core = False  # ... on every core
 
     @property
     def active(self) -> bool:
@@ -80,12 +81,13 @@ class AssistantTurns:
         """Run `job` on the LLM worker, in turn with prefills and answers (they share the model's KV cache)."""
         self._jobs.submit(job)
 
-    def prefill(self, partial: str) -> None:
+    def prefill(self, partial: str, *, every_core: bool = False) -> None:
         """Put the user's words so far into the model's cache (latest partial only), so the answer does not
-        start by evaluating them."""
+        start by evaluating them. `every_core`: evaluate them on every core (nothing else needs one now)."""
         with self._prefill_lock:
             queued = self._prefill_text is not None
             self._prefill_text = partial
+            self._prefill_every_core = self._prefill_every_core or every_core
         if not queued:
             self._jobs.submit(self._prefill, True)
 
@@ -101,8 +103,15 @@ class AssistantTurns:
                 return
             with self._prefill_lock:
                 text, self._prefill_text = self._prefill_text, None
+                every_core, self._prefill_every_core = self._prefill_every_core, False
             if text is not None and self.current is None:
-                self.conversation.prefill(text)
+                if every_core:
+                    self._cpu.lend_cores(True)
+                try:
+                    self.conversation.prefill(text)
+                finally:
+                    if every_core and self.current is None:  # an answer that started meanwhile keeps them
+                        self._cpu.lend_cores(False)
         except Exception:  # a failing model shows up again, with its notice, at the first answer
             log.exception("prefilling the context failed")
 

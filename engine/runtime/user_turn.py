@@ -40,6 +40,10 @@ class UserTurn:
         """The turn's final words so far."""
         return " ".join(self.texts)
 
+    def text_with(self, final: str) -> str:
+        """The turn's words once `final` is its next segment's final (what the end-of-turn rule will read)."""
+        return " ".join([*self.texts, final])
+
     @property
     def readings(self) -> list[str]:
         """The whole turn once per other reading of its last segment."""

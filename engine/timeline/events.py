@@ -100,6 +100,8 @@ class AsrPartial(Event):
     text: str = ""
     segment_start_ms: int = 0
     speaker_similarity: float | None = None  # to the enrolled user voice (speech over Venus, 1 s and longer)
+    # decoded at a pause of the open segment: the segment's final words if the pause holds
+    at_pause: bool = False
 
 
 @dataclass(frozen=True, kw_only=True)
