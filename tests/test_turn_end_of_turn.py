@@ -149,3 +149,19 @@ def test_bad_inputs_are_refused() -> None:
         LexicalTurnModel({"bias": 1.0})
     with pytest.raises(ValueError, match="silence_ms"):
         EndOfTurnDetector().decide(-5, "hi")
+
+
+@pytest.mark.parametrize("words", ["Hiya, Venus!", "Hello there, how have you been?", "Thanks a lot, see you soon.",
+                                   "Oh, hey Venus. What's up?", "Good evening, nice to meet you.", "Bye-bye!"])
+def test_social_formulas_said_alone_are_whole_turns(words):
+    from engine.runtime.cues import social_formula
+
+    assert social_formula(words, "Venus")
+
+
+@pytest.mark.parametrize("words", ["Hi, could you", "Hey, what's the capital of", "Thanks for the", "Venus.",
+                                   "Good morning everyone", "How are you feeling about", "Hello world"])
+def test_words_beyond_the_formulas_leave_the_turn_to_the_end_of_turn_model(words):
+    from engine.runtime.cues import social_formula
+
+    assert not social_formula(words, "Venus")

@@ -193,3 +193,43 @@ def test_the_words_decoded_at_a_pause_are_judged_before_the_segment_closes() -> 
     finally:
         runtime.close()
         backend.close()
+
+
+def test_a_greeting_or_a_how_are_you_is_answered_after_a_short_silence() -> None:
+    # The 135M model reads "Hi" and "How are you?" as the start of a longer message (probe 0.30 and 0.19: 2.1 and
+    # 2.5 s of silence); said alone they are whole, and a listener answers at once. Words after a greeting are not.
+    from engine.llm import Conversation, ConversationOptions, open_backend
+    from engine.timeline import events as ev
+
+    settings = Settings()
+    settings.llm.max_tokens = 8
+    backend = open_backend(settings.llm)
+    conversation = Conversation(Timeline(), backend, ConversationOptions.from_settings(settings.llm))
+    runtime = _runtime(conversation)
+    timeline = conversation.timeline
+
+    def decided_within(seconds: float) -> bool:
+        deadline = time.monotonic() + seconds
+        while time.monotonic() < deadline:
+            if timeline.events(kinds=[ev.Kind.CONTROL_DECISION]):
+                return True
+            time.sleep(0.02)
+        return False
+
+    try:
+        assert runtime.wait_ready(120)
+        _say(timeline, "Hi, could you", seconds=0.6)
+        assert not decided_within(1.2), "Venus answered a greeting that went on"
+        _say(timeline, "tell me a joke?", seconds=0.6)
+        assert decided_within(3.0)
+        for greeting in ("Hi", "How are you?"):
+            runtime.wait_idle(30)
+            before = len(timeline.events(kinds=[ev.Kind.CONTROL_DECISION]))
+            _say(timeline, greeting, seconds=0.5)
+            deadline = time.monotonic() + 1.2  # the probe alone would wait 2.1-2.5 s
+            while len(timeline.events(kinds=[ev.Kind.CONTROL_DECISION])) == before and time.monotonic() < deadline:
+                time.sleep(0.02)
+            assert len(timeline.events(kinds=[ev.Kind.CONTROL_DECISION])) > before, f"{greeting!r} waited"
+    finally:
+        runtime.close()
+        backend.close()

@@ -45,6 +45,41 @@ def cue_words(text: str, *, english: bool = True) -> list[str]:
     return [t for t in (raw.strip("-'") for raw in _RUN.findall(text.lower())) if t]
 
 
+# ---- social formulas ---------------------------------------------------------------------------------------
+
+# Greetings, how-are-yous, thanks and farewells: the first half of a ritual exchange, whole as said, which a
+# listener answers at once ("Hi" - "Hi!"). A small chat model reads them as openers of a longer message (after
+# "Hi" SmolLM2-135M expects "there, ..."), so on its judgement alone "Hi" waited 2.1 s and "How are you?" 2.5 s.
+_FORMULAS = frozenset({
+    "hi", "hey", "hello", "hiya", "howdy", "greetings", "hi there", "hey there", "hello there", "good morning",
+    "good afternoon", "good evening", "morning", "evening", "how are you", "how are you doing", "how are you today",
+    "how are you doing today", "how's it going", "how is it going", "how are things", "how have you been",
+    "what's up", "what's new", "thanks", "thank you", "thanks a lot", "thank you very much", "many thanks",
+    "cheers", "bye", "bye-bye", "goodbye", "good night", "goodnight", "see you", "see you later", "see you soon",
+    "take care", "nice to meet you", "pleased to meet you",
+})
+_FORMULA_LONGEST = max(len(f.split()) for f in _FORMULAS)
+
+
+def social_formula(text: str, assistant_name: str = "") -> bool:
+    """The words are only social formulas ("Hi.", "Hey Venus, how are you?", "Thanks, bye!"), and the assistant's
+    name: a whole turn however short, which needs no long silence to be sure of."""
+    tokens = cue_words(text)
+    name = assistant_name.lower().strip()
+    tokens = [t for t in tokens if t != name and t not in ("oh", "um", "uh", "well")]
+    if not tokens:
+        return False
+    at = 0
+    while at < len(tokens):  # greedy, longest formula first: "how are you doing today" before "how are you"
+        for size in range(min(_FORMULA_LONGEST, len(tokens) - at), 0, -1):
+            if " ".join(tokens[at:at + size]) in _FORMULAS:
+                at += size
+                break
+        else:
+            return False
+    return True
+
+
 # ---- the overlap cues ----------------------------------------------------------------------------------------
 
 # Short listener responses that do not claim the floor (single words and two-word phrases).

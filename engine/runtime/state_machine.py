@@ -17,6 +17,7 @@ from typing import Any
 from engine.intents import IntentMatch, IntentMatcher
 from engine.runtime.assistant_turns import AssistantTurns, VenusTurn
 from engine.runtime.cpu_share import CpuShare
+from engine.runtime.cues import social_formula
 from engine.runtime.deliveries import Deliveries
 from engine.runtime.local_requests import LocalRequests
 from engine.runtime.mouth import Mouth
@@ -313,9 +314,11 @@ class StateMachine:
             self._end_user_turn()
 
     def _closed_turn(self, text: str) -> bool:
-        # A turn that cannot grow needs no long pause: a whole request ("what time is it?"), or a reply to the
-        # yes/no question Venus asked ("No.")
-        return self._requests.closed(text) or self._question.replied(text)
+        # A turn that cannot grow needs no long pause: a whole request ("what time is it?"), a reply to the
+        # yes/no question Venus asked ("No."), or a greeting, thanks or goodbye ("Hi", "How are you?")
+        return self._requests.closed(text) or self._question.replied(text) \
+            or (self.end_of_turn.options.english_words
+                and social_formula(text, self.settings.conversation.assistant_name))
 
     # ---- overlaps -------------------------------------------------------------------------------------------
 
