@@ -4,6 +4,7 @@ Outcomes are asserted over sets, with margins: the model's numbers differ a litt
 
 from __future__ import annotations
 
+import contextlib
 import time
 from concurrent.futures import ThreadPoolExecutor
 
@@ -116,6 +117,24 @@ def _runtime(conversation):
                    settings=Settings(), options=RuntimeOptions()).start()
 
 
+@contextlib.contextmanager
+def _live(conversation_class=None):
+    """A started runtime on the default chat model (answers cut at 8 tokens): (conversation, runtime)."""
+    from engine.llm import Conversation, ConversationOptions, open_backend
+
+    settings = Settings()
+    settings.llm.max_tokens = 8
+    backend = open_backend(settings.llm)
+    conversation = (conversation_class or Conversation)(Timeline(), backend,
+                                                        ConversationOptions.from_settings(settings.llm))
+    runtime = _runtime(conversation)
+    try:
+        yield conversation, runtime
+    finally:
+        runtime.close()
+        backend.close()
+
+
 def _say(timeline, text: str, seconds: float = 1.0) -> None:
     from engine.timeline import events as ev
 
@@ -129,16 +148,10 @@ def _say(timeline, text: str, seconds: float = 1.0) -> None:
 
 def test_the_runtime_waits_through_a_pause_after_a_fragment_and_answers_once_it_is_whole() -> None:
     # the final words are on the timeline (so in the conversation's context) when the probe reads them
-    from engine.llm import Conversation, ConversationOptions, open_backend
     from engine.timeline import events as ev
 
-    settings = Settings()
-    settings.llm.max_tokens = 8
-    backend = open_backend(settings.llm)
-    conversation = Conversation(Timeline(), backend, ConversationOptions.from_settings(settings.llm))
-    runtime = _runtime(conversation)
-    timeline = conversation.timeline
-    try:
+    with _live() as (conversation, _runtime_):
+        timeline = conversation.timeline
         _say(timeline, "Could you look up the train times to")
         time.sleep(1.5)  # a pause to think of the place
         assert not timeline.events(kinds=[ev.Kind.CONTROL_DECISION]), "Venus cut into the pause"
@@ -147,9 +160,19 @@ def test_the_runtime_waits_through_a_pause_after_a_fragment_and_answers_once_it_
         while not timeline.events(kinds=[ev.Kind.CONTROL_DECISION]) and time.monotonic() < deadline:
             time.sleep(0.02)
         assert timeline.events(kinds=[ev.Kind.CONTROL_DECISION]), "the whole request got no answer"
-    finally:
-        runtime.close()
-        backend.close()
+
+
+def _decisions(timeline) -> int:
+    from engine.timeline import events as ev
+
+    return len(timeline.events(kinds=[ev.Kind.CONTROL_DECISION]))
+
+
+def _decided_within(timeline, seconds: float, before: int = 0) -> bool:
+    deadline = time.monotonic() + seconds
+    while _decisions(timeline) == before and time.monotonic() < deadline:
+        time.sleep(0.02)
+    return _decisions(timeline) > before
 
 
 def test_the_words_decoded_at_a_pause_are_judged_before_the_segment_closes() -> None:
@@ -158,7 +181,7 @@ def test_the_words_decoded_at_a_pause_are_judged_before_the_segment_closes() -> 
     # An ordinary partial is not judged: the words are still coming.
     import psutil
 
-    from engine.llm import Conversation, ConversationOptions, open_backend
+    from engine.llm import Conversation
     from engine.timeline import events as ev
 
     class Recording(Conversation):
@@ -168,12 +191,8 @@ def test_the_words_decoded_at_a_pause_are_judged_before_the_segment_closes() -> 
             self.judged.append(text)
             return super().next_token_logprobs(text, groups)
 
-    settings = Settings()
-    backend = open_backend(settings.llm)
-    conversation = Recording(Timeline(), backend, ConversationOptions.from_settings(settings.llm))
-    runtime = _runtime(conversation)
-    timeline = conversation.timeline
-    try:
+    with _live(Recording) as (conversation, runtime):
+        timeline, backend = conversation.timeline, conversation.backend
         assert runtime.wait_ready(120)
         steps = dict(backend.steps_by_threads)
         start = timeline.now_ms()
@@ -186,50 +205,24 @@ def test_the_words_decoded_at_a_pause_are_judged_before_the_segment_closes() -> 
         while not conversation.judged and time.monotonic() < deadline:
             time.sleep(0.02)
         assert conversation.judged == ["What's the capital of Canada"]
-        assert not timeline.events(kinds=[ev.Kind.CONTROL_DECISION]), "the segment is still open: no answer yet"
+        assert _decisions(timeline) == 0, "the segment is still open: no answer yet"
         lent = {n: count - steps.get(n, 0) for n, count in backend.steps_by_threads.items() if n > backend.n_threads}
         if (psutil.cpu_count(logical=False) or 1) > backend.n_threads:
             assert sum(lent.values()) >= 1, backend.steps_by_threads  # the words were evaluated on every core
-    finally:
-        runtime.close()
-        backend.close()
 
 
 def test_a_greeting_or_a_how_are_you_is_answered_after_a_short_silence() -> None:
     # The 135M model reads "Hi" and "How are you?" as the start of a longer message (probe 0.30 and 0.19: 2.1 and
     # 2.5 s of silence); said alone they are whole, and a listener answers at once. Words after a greeting are not.
-    from engine.llm import Conversation, ConversationOptions, open_backend
-    from engine.timeline import events as ev
-
-    settings = Settings()
-    settings.llm.max_tokens = 8
-    backend = open_backend(settings.llm)
-    conversation = Conversation(Timeline(), backend, ConversationOptions.from_settings(settings.llm))
-    runtime = _runtime(conversation)
-    timeline = conversation.timeline
-
-    def decided_within(seconds: float) -> bool:
-        deadline = time.monotonic() + seconds
-        while time.monotonic() < deadline:
-            if timeline.events(kinds=[ev.Kind.CONTROL_DECISION]):
-                return True
-            time.sleep(0.02)
-        return False
-
-    try:
+    with _live() as (conversation, runtime):
+        timeline = conversation.timeline
         assert runtime.wait_ready(120)
         _say(timeline, "Hi, could you", seconds=0.6)
-        assert not decided_within(1.2), "Venus answered a greeting that went on"
+        assert not _decided_within(timeline, 1.2), "Venus answered a greeting that went on"
         _say(timeline, "tell me a joke?", seconds=0.6)
-        assert decided_within(3.0)
+        assert _decided_within(timeline, 3.0)
         for greeting in ("Hi", "How are you?"):
             runtime.wait_idle(30)
-            before = len(timeline.events(kinds=[ev.Kind.CONTROL_DECISION]))
+            before = _decisions(timeline)
             _say(timeline, greeting, seconds=0.5)
-            deadline = time.monotonic() + 1.2  # the probe alone would wait 2.1-2.5 s
-            while len(timeline.events(kinds=[ev.Kind.CONTROL_DECISION])) == before and time.monotonic() < deadline:
-                time.sleep(0.02)
-            assert len(timeline.events(kinds=[ev.Kind.CONTROL_DECISION])) > before, f"{greeting!r} waited"
-    finally:
-        runtime.close()
-        backend.close()
+            assert _decided_within(timeline, 1.2, before), f"{greeting!r} waited"  # the probe alone: 2.1-2.5 s
