@@ -185,7 +185,9 @@ def test_the_words_decoded_at_a_pause_are_judged_before_the_segment_closes() -> 
     from engine.timeline import events as ev
 
     class Recording(Conversation):
-        judged: list[str] = []
+        def __init__(self, *args, **kwargs):
+            super().__init__(*args, **kwargs)
+            self.judged: list[str] = []
 
         def next_token_logprobs(self, text, groups):
             self.judged.append(text)
