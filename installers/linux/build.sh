@@ -27,7 +27,7 @@ DEB_ROOT=build/deb/venus
 rm -rf "$DEB_ROOT" && mkdir -p "$DEB_ROOT/DEBIAN" "$DEB_ROOT/opt" "$DEB_ROOT/usr/bin" \
   "$DEB_ROOT/usr/share/applications" "$DEB_ROOT/usr/share/icons/hicolor/256x256/apps" \
   "$DEB_ROOT/usr/share/icons/hicolor/scalable/apps"
-cp -a "$BUNDLE" "$DEB_ROOT/opt/venus"
+cp -al "$BUNDLE" "$DEB_ROOT/opt/venus"  # hard links: the staging costs no disk (CI runners have little)
 ln -s /opt/venus/venus "$DEB_ROOT/usr/bin/venus"
 install -m 644 assets/venus.desktop "$DEB_ROOT/usr/share/applications/venus.desktop"
 install -m 644 assets/venus.png "$DEB_ROOT/usr/share/icons/hicolor/256x256/apps/venus.png"
@@ -40,12 +40,13 @@ DEB="dist/venus_${VERSION}_${ARCH}.deb"
 dpkg-deb --root-owner-group -Zzstd -z10 --build "$DEB_ROOT" "$DEB" >/dev/null 2>&1 \
   || dpkg-deb --root-owner-group -Zxz --build "$DEB_ROOT" "$DEB"
 echo "built $DEB ($(du -h "$DEB" | cut -f1), installed $((INSTALLED_KB / 1024)) MB)"
+rm -rf "$DEB_ROOT"
 
 # --- AppImage: a read-only image; models and data go to the user's folders (installers/launcher.py) ---
 APPDIR=build/appimage/Venus.AppDir
 rm -rf "$APPDIR" && mkdir -p "$APPDIR/usr/lib" "$APPDIR/usr/share/applications" \
   "$APPDIR/usr/share/icons/hicolor/256x256/apps"
-cp -a "$BUNDLE" "$APPDIR/usr/lib/venus"
+cp -al "$BUNDLE" "$APPDIR/usr/lib/venus"
 install -m 755 installers/linux/AppRun "$APPDIR/AppRun"
 install -m 644 assets/venus.desktop "$APPDIR/venus.desktop"
 install -m 644 assets/venus.desktop "$APPDIR/usr/share/applications/venus.desktop"
@@ -66,4 +67,5 @@ else  # an AppImage is its runtime (a static ELF) with the AppDir's squashfs app
 fi
 APPIMAGE_EXTRACT_AND_RUN=${USE_APPIMAGETOOL:+1} "$APPIMAGE_OUT" --version  # mounted with FUSE, or extracted where FUSE is missing (our runtime falls back)
 echo "built $APPIMAGE_OUT ($(du -h "$APPIMAGE_OUT" | cut -f1))"
+rm -rf "$APPDIR"
 echo "make installer: $(( $(date +%s) - t0 )) s"

@@ -57,10 +57,11 @@ AS_USER() { unshare --net chroot --userspec=alice:alice "$ROOT" env -i PATH=/usr
 IN useradd -m -s /bin/bash alice
 mkdir -p "$ROOT/tmp/xdg-alice" && chroot "$ROOT" chown alice:alice /tmp/xdg-alice && chmod 700 "$ROOT/tmp/xdg-alice"
 
-step "apt-get install ./$(basename "$DEB") (declared Depends only)"
-cp "$DEB" "$ROOT/tmp/venus.deb"
+step "apt-get install ./$(basename "$DEB") (declared Depends only; $(df -h --output=avail "$ROOT" | tail -1 | tr -d ' ') free)"
+ln -f "$DEB" "$ROOT/tmp/venus.deb" 2>/dev/null || cp "$DEB" "$ROOT/tmp/venus.deb"  # a hard link where it can: no copy
 IN apt-get update -q > "$OUT/apt.log" 2>&1
 IN apt-get install -y -q --no-install-recommends /tmp/venus.deb >> "$OUT/apt.log" 2>&1
+rm -f "$ROOT/tmp/venus.deb" && IN apt-get clean
 tail -1 "$OUT/apt.log"
 test -x "$ROOT/usr/bin/venus" && test -f "$ROOT/usr/share/applications/venus.desktop" \
   && test -f "$ROOT/usr/share/icons/hicolor/256x256/apps/venus.png"
@@ -134,7 +135,8 @@ echo "removed; kept: $(du -sh "$ROOT/home/alice/.local/share/venus" | cut -f1) i
 
 step "AppImage: $(basename "$IMAGE") in the same root (its dependencies stay installed)"
 rm -rf "$ROOT/home/alice/.local/share/venus/models"  # the image brings its own models
-install -m 755 "$IMAGE" "$ROOT/home/alice/Venus.AppImage"  # where a user keeps a download
+# where a user keeps a download; a hard link where it can (the image is 755 already), else a copy
+ln -f "$IMAGE" "$ROOT/home/alice/Venus.AppImage" 2>/dev/null || install -m 755 "$IMAGE" "$ROOT/home/alice/Venus.AppImage"
 APPIMAGE=/home/alice/Venus.AppImage
 if "$IMAGE" --appimage-help | grep -q "^Venus AppImage runtime"; then  # ours (not appimagetool's) falls back
   # alice has no FUSE here: /dev/fuse is root's, and minbase has no fusermount3 (fuse3 is not a Depends)
