@@ -68,4 +68,6 @@ fi
 APPIMAGE_EXTRACT_AND_RUN=${USE_APPIMAGETOOL:+1} "$APPIMAGE_OUT" --version  # mounted with FUSE, or extracted where FUSE is missing (our runtime falls back)
 echo "built $APPIMAGE_OUT ($(du -h "$APPIMAGE_OUT" | cut -f1))"
 rm -rf "$APPDIR"
+# KEEP_BUNDLE=0 (CI): the frozen folder goes too, once packaged (1.2 GB; SKIP_FREEZE=1 reuses it otherwise)
+[ "${KEEP_BUNDLE:-1}" = 1 ] || rm -rf "$BUNDLE" build/pyinstaller
 echo "make installer: $(( $(date +%s) - t0 )) s"
