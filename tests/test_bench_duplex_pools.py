@@ -287,3 +287,60 @@ def test_without_a_split_the_fixed_lists_and_voices_are_used(tmp_path: Path) -> 
         _, meta = build_case(category, 0, 7, cache)
         assert "split" not in meta and meta["user_voice"] in {v.name for v in USER_VOICES}
         assert all(_norm(e["text"]) in fixed_texts for e in meta["events"]), meta["events"]
+
+
+def _median_f0(audio, rate: int = 16000) -> float:
+    """The median fundamental frequency (Hz) of the voiced 40 ms frames: the first autocorrelation peak within 15 %
+    of the highest over 50-400 Hz (the highest alone jumps an octave down now and then)."""
+    import numpy as np
+
+    size, f0s = int(0.04 * rate), []
+    lo, hi = rate // 400, rate // 50
+    for start in range(0, audio.size - size, size // 2):
+        frame = audio[start : start + size] - audio[start : start + size].mean()
+        if np.sqrt(np.mean(frame**2)) < 0.02:
+            continue
+        corr = np.correlate(frame, frame, "full")[size - 1 :]
+        best = corr[lo:hi].max()
+        if best < 0.5 * corr[0]:  # not clearly periodic: unvoiced
+            continue
+        lag = lo + int(np.flatnonzero(corr[lo:hi] >= 0.85 * best)[0])
+        while lag + 1 < hi and corr[lag + 1] > corr[lag]:
+            lag += 1
+        f0s.append(rate / lag)
+    assert len(f0s) >= 10, "too few voiced frames"
+    return float(np.median(f0s))
+
+
+@needs_synth
+def test_a_piper_user_says_the_same_case_pitch_shifted_by_a_shift_of_its_split(tmp_path: Path) -> None:
+    """--user-voice piper: the same words, pause and other voices as the espeak-ng case; the user's speech is the
+    Piper voice, shifted by one of the split's pitch shifts (test's are held out, none is Venus's own voice)."""
+    import numpy as np
+
+    from bench.duplex.generate import PIPER_SHIFTS
+    from bench.duplex.synth import PIPER, SpeechCache, Voice
+
+    assert not set(PIPER_SHIFTS["test"]) & (set(PIPER_SHIFTS["train"]) | set(PIPER_SHIFTS["dev"]))
+    assert 0 not in {c for shifts in PIPER_SHIFTS.values() for c in shifts}
+    cache = SpeechCache(tmp_path / "cache")
+    for category in ("pause_handling", "talking_to_others"):
+        espeak_audio, espeak = build_case(category, 3, 7, cache, "test")
+        piper_audio, piper = build_case(category, 3, 7, cache, "test", "piper")
+        assert [(e["type"], e["text"]) for e in piper["events"]] == [(e["type"], e["text"]) for e in espeak["events"]]
+        assert piper["user_voice"] == PIPER and piper["user_voice_pitch_cents"] in PIPER_SHIFTS["test"]
+        for mine, theirs in zip(piper["events"], espeak["events"], strict=True):
+            if mine["type"] in ("user_turn", "overlap"):
+                assert mine["voice"] == PIPER
+            else:  # another person: the same espeak-ng voice as in the espeak-ng case
+                assert mine["voice"] == theirs["voice"] != PIPER
+        if "pause" in piper:
+            assert piper["pause"]["end"] - piper["pause"]["start"] == pytest.approx(
+                espeak["pause"]["end"] - espeak["pause"]["start"], abs=1e-3)
+        assert not np.array_equal(piper_audio[: espeak_audio.size], espeak_audio[: piper_audio.size])
+    # the shift is real: 600 cents is a fundamental 2 ** (600 / 1200) = 1.41 times as high (or as low)
+    words = "Could you read me the weather forecast for the weekend, please?"
+    own, low, high = (_median_f0(cache.render(words, Voice(PIPER, 165, pitch))) for pitch in (50, 20, 80))
+    assert 0.6 < low / own < 0.88 and 1.2 < high / own < 1.65, (low, own, high)
+    with pytest.raises(ValueError, match="needs a split"):
+        build_case("smooth_turn_taking", 0, 7, cache, None, "piper")

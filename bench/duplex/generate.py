@@ -7,7 +7,9 @@ timing is recorded in the metadata so the evaluator can tell whether Venus actua
 With `--split train|dev|test` the words come from that split of the held-out pools (pools.py), the voices from
 that split's espeak-ng variants (test variants are never used for train or dev), pauses are 0.6-2.5 s, and TV and
 far-field speech get a varied speaker band, room reverb and noise. Without it the fixed lists and voices are used,
-unchanged.
+unchanged. With `--user-voice piper` (split cases only) the user speaks with the Piper voice Venus ships, a recorded
+human speaker, pitch-shifted by a set of shifts per split and at the drawn rate; everything else (words, timings,
+the other voices) is the same case as with espeak-ng, so the two are compared case by case.
 
 Run: .venv/bin/python -m bench.duplex.generate --out bench/out/duplex --per-category 40 --seed 1 [--split dev]
 """
@@ -25,7 +27,7 @@ import soundfile as sf
 
 from bench.duplex import pools
 from bench.duplex import scenario_text as text
-from bench.duplex.synth import SAMPLE_RATE, SpeechCache, Voice, place
+from bench.duplex.synth import PIPER, PIPER_CENTS_PER_PITCH, SAMPLE_RATE, SpeechCache, Voice, place
 
 CATEGORIES = ("smooth_turn_taking", "pause_handling", "user_interruption", "backchannel", "talking_to_others",
               "background_speech")
@@ -52,6 +54,10 @@ SPLIT_VARIANTS = {
     "test": ("Annie", "linda", "steph2", "anika", "m4", "m8", "Diogo", "Gene2", "klatt3", "iven3", "robert", "victor",
              "sandro"),
 }
+# The Piper voice's pitch shifts (cents) by split: test's are none of train's or dev's. Venus answers in this voice
+# unshifted, so no shift is 0.
+PIPER_SHIFTS = {"train": (-500, -400, 400, 500), "dev": (-300, 300), "test": (-600, -200, 200, 600)}
+USER_VOICE_KINDS = ("espeak", "piper")
 SPLIT_PAUSE_S = (0.6, 2.5)  # the user's mid-sentence pause in split cases (fixed lists: 0.9-1.5 s)
 
 USER_RMS_DB = -20.0  # the user's speech level in input.wav (dBFS, RMS)
@@ -69,6 +75,7 @@ class GeneratorOptions:
     categories: tuple[str, ...] = CATEGORIES  # a subset for quick runs
     cache_dir: Path | None = None  # rendered speech cache; a temp folder when None
     split: str | None = None  # "train"/"dev"/"test": words, names and voices from that split; None: the fixed lists
+    user_voice: str = "espeak"  # "piper": the user speaks with the Piper voice, pitch-shifted (split cases only)
 
     def __post_init__(self) -> None:
         if self.split is not None and self.split not in pools.SPLITS:
@@ -157,8 +164,11 @@ class _SplitSource:
 
     pause_s = SPLIT_PAUSE_S
 
-    def __init__(self, split: str) -> None:
+    def __init__(self, split: str, user_voice: str = "espeak") -> None:
+        if user_voice not in USER_VOICE_KINDS:
+            raise ValueError(f"user_voice must be one of {USER_VOICE_KINDS}, got {user_voice!r}")
         self.split = split
+        self.user_voice_kind = user_voice
         accents = SPLIT_ACCENTS + (TEST_ONLY_ACCENTS if split == "test" else ())
         variants = SPLIT_VARIANTS[split]
         self.voices = [f"{a}+{v}" if v else a for a in accents for v in variants]
@@ -173,13 +183,20 @@ class _SplitSource:
         return Voice(name, rng.randrange(rate[0], rate[1] + 1, 5), rng.randrange(25, 81, 5))
 
     def user_voice(self, rng: random.Random) -> Voice:
-        return self._voice(rng, None, (135, 200))
+        voice = self._voice(rng, None, (135, 200))
+        self._drawn_user = voice  # the others avoid its timbre as in the espeak-ng case: the same draws
+        if self.user_voice_kind == "espeak":
+            return voice
+        # The same draws as an espeak-ng case (same words and timings); the shift follows from the drawn voice
+        shifts = PIPER_SHIFTS[self.split]
+        cents = shifts[int.from_bytes(voice.name.encode(), "big") % len(shifts)]
+        return Voice(PIPER, voice.words_per_minute, 50 + cents // PIPER_CENTS_PER_PITCH)
 
     def other_voice(self, rng: random.Random, user: Voice) -> Voice:
-        return self._voice(rng, user, (140, 195))
+        return self._voice(rng, self._drawn_user if user.name == PIPER else user, (140, 195))
 
     def background_voice(self, rng: random.Random, user: Voice) -> Voice:
-        return self._voice(rng, user, (150, 200))
+        return self._voice(rng, self._drawn_user if user.name == PIPER else user, (150, 200))
 
     def far_field(self, rng: random.Random, tv: bool) -> tuple[tuple[str, ...], float | None]:
         """sox effects for speech across a room (from a TV or radio: through a small speaker too) and its SNR."""
@@ -201,14 +218,19 @@ def _opening(case: _Case, source: _FixedSource | _SplitSource, long_answer: bool
 
 
 def build_case(category: str, index: int, seed: int, cache: SpeechCache,
-               split: str | None = None) -> tuple[np.ndarray, dict]:
-    """Render one case of a category; returns the input track and its metadata. `split` None: the fixed lists."""
-    source = _FixedSource() if split is None else _SplitSource(split)
+               split: str | None = None, user_voice: str = "espeak") -> tuple[np.ndarray, dict]:
+    """Render one case of a category; returns the input track and its metadata. `split` None: the fixed lists;
+    `user_voice` "piper": the user speaks with the Piper voice (split cases only)."""
+    if split is None and user_voice != "espeak":
+        raise ValueError("user_voice other than espeak needs a split")
+    source = _FixedSource() if split is None else _SplitSource(split, user_voice)
     case_seed = seed * 100_003 + CATEGORIES.index(category) * 1_000 + index
     rng = random.Random(case_seed)
     user = source.user_voice(rng)
     case = _Case(cache, rng, user, 12.0)
     meta: dict = {"category": category, "seed": case_seed, "sample_rate": SAMPLE_RATE, "user_voice": user.name}
+    if user.name == PIPER:
+        meta["user_voice_pitch_cents"] = (user.pitch - 50) * PIPER_CENTS_PER_PITCH
     if split is not None:
         meta["split"] = split
     noise_db = rng.uniform(-62.0, -52.0)
@@ -278,7 +300,7 @@ def generate(options: GeneratorOptions) -> list[Path]:
         for index in range(options.per_category):
             folder = options.out_dir / f"{category}_{index:03d}"
             folder.mkdir(parents=True, exist_ok=True)
-            audio, meta = build_case(category, index, options.seed, cache, options.split)
+            audio, meta = build_case(category, index, options.seed, cache, options.split, options.user_voice)
             meta["id"] = folder.name
             sf.write(folder / "input.wav", audio, SAMPLE_RATE, subtype="PCM_16")
             (folder / "metadata.json").write_text(json.dumps(meta, indent=2), encoding="utf-8")
@@ -296,9 +318,13 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--cache", type=Path, default=None)
     parser.add_argument("--split", choices=pools.SPLITS, default=None,
                         help="draw words, names and voices from this split of the pools (default: the fixed lists)")
+    parser.add_argument("--user-voice", choices=USER_VOICE_KINDS, default="espeak",
+                        help="who the user is: espeak-ng voices, or the Piper voice pitch-shifted (needs --split)")
     args = parser.parse_args(argv)
+    if args.user_voice != "espeak" and args.split is None:
+        parser.error("--user-voice piper needs --split")
     folders = generate(GeneratorOptions(args.out, args.per_category, args.seed, tuple(args.categories), args.cache,
-                                        args.split))
+                                        args.split, args.user_voice))
     print(f"wrote {len(folders)} cases under {args.out}")
     return 0
 
