@@ -1,8 +1,8 @@
 """Offline benchmark of the turn-taking policies alone, on the generated cases' input.wav (no runtime needed).
 
 For every case it plays the part of the runtime with oracle segmentation (the metadata's event times):
-the user's first turn calibrates the level and enrols the voice; whisper tiny.en transcribes what the policy
-would have heard. Then
+the user's first turn calibrates the level and enrols the voice (with the runtime's speaker embedding: the learned
+voice encoder and the MFCC-and-pitch one); whisper tiny.en transcribes what the policy would have heard. Then
 * end of turn: the silence the detector requires after the user's words (smooth / pause cases), and whether it
   would have ended the turn inside the mid-sentence pause (a false cut-in);
 * overlap: each later speech segment is judged at 150 ms and at the 300 ms deadline (words = ASR of the first
@@ -30,6 +30,7 @@ from bench.duplex.generate import CATEGORIES
 from engine.runtime.overlap import ConversationContext, OverlapFeatures, OverlapOptions, OverlapPolicy
 from engine.runtime.turn_taking import EndOfTurnDetector
 from engine.speaker import SpeakerProfile
+from engine.speaker.profile import SpeakerEmbedder, default_embedder
 from engine.timeline.events import OverlapKind
 
 RATE = 16000
@@ -117,15 +118,17 @@ def judge_turn_end(meta: dict, audio: np.ndarray, asr: CachedTranscriber, detect
 
 
 def judge_overlaps(meta: dict, audio: np.ndarray, asr: CachedTranscriber, policy: OverlapPolicy,
-                   partial_step_s: float = 0.3) -> dict:
+                   partial_step_s: float = 0.3, embedder: SpeakerEmbedder | None = None) -> dict:
     """Run the overlap policy over every speech segment that overlaps Venus's expected answer.
 
     After the deadline a provisional verdict is reviewed on partial transcripts every `partial_step_s` while
     the segment goes on, then on the final one (assumed ready `partial_step_s` after the segment ends); the time
     Venus spends paused by a provisional stop that is later revised is the segment's `paused_ms`.
+    `embedder`: the speaker embedding, as the runtime's (`default_embedder()`: the learned voice encoder and the
+    MFCC-and-pitch one; None: MFCC and pitch alone).
     """
     first = meta["events"][0]
-    profile = SpeakerProfile()
+    profile = SpeakerProfile(embedder)
     profile.enroll(_cut(audio, first["start"], first["end"]))
     user_level = _db(_cut(audio, first["start"], first["end"]))
     topic = _text(asr, _cut(audio, first["start"], first["end"]))
@@ -253,12 +256,13 @@ def main(argv: list[str] | None = None) -> int:
     asr = CachedTranscriber(args.asr_cache or args.cases / "asr-cache.json")
     detector, policy = EndOfTurnDetector(), OverlapPolicy(OverlapOptions(sensitivity=args.sensitivity,
                                                                  **_options(args.option)))
+    embedder = default_embedder()  # the runtime's (conversation.voice_matching on, the default)
     rows, started = [], time.perf_counter()
     for category in CATEGORIES:
         for folder in sorted(args.cases.glob(f"{category}_*"))[: args.per_category]:
             meta = json.loads((folder / "metadata.json").read_text(encoding="utf-8"))
             audio, _ = sf.read(folder / "input.wav", dtype="float32")
-            judged = judge_overlaps(meta, audio, asr, policy) if "overlap" in meta else \
+            judged = judge_overlaps(meta, audio, asr, policy, embedder=embedder) if "overlap" in meta else \
                 judge_turn_end(meta, audio, asr, detector, probe)
             rows.append({"case": folder.name, "category": category, **judged})
     asr.save()

@@ -3,6 +3,7 @@
   .venv/bin/python -m bench.duplex.run --out bench/out/duplex                 # Venus, via `venus duplex --input-dir`
   .venv/bin/python -m bench.duplex.run --out bench/out/duplex --responder ideal   # reference responders
   .venv/bin/python -m bench.duplex.run --out bench/out/duplex --responder naive
+  .venv/bin/python -m bench.duplex.run --out bench/out/duplex-piper --split test --user-voice piper  # held-out cases
 
 The table goes to OUT/results-<responder>.md; with --update-docs it also replaces that responder's section of
 docs/BENCHMARKS.md (between `<!-- duplex:<responder> -->` markers).
@@ -19,8 +20,9 @@ import time
 from dataclasses import asdict
 from pathlib import Path
 
+from bench.duplex import pools
 from bench.duplex.evaluate import EvaluatorOptions, evaluate_dir, summarize
-from bench.duplex.generate import CATEGORIES, GeneratorOptions, generate
+from bench.duplex.generate import CATEGORIES, USER_VOICE_KINDS, GeneratorOptions, generate
 from bench.duplex.reference import write_reference
 
 DOCS = Path(__file__).resolve().parents[2] / "docs" / "BENCHMARKS.md"
@@ -87,9 +89,16 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--responder", choices=["venus", "ideal", "naive"], default="venus")
     parser.add_argument("--no-asr", action="store_true", help="judge on timing only (faster)")
     parser.add_argument("--update-docs", action="store_true", help="write the table into docs/BENCHMARKS.md")
+    parser.add_argument("--split", choices=pools.SPLITS, default=None,
+                        help="cases from this split of the held-out pools (default: the fixed lists)")
+    parser.add_argument("--user-voice", choices=USER_VOICE_KINDS, default="espeak",
+                        help="the user speaks with espeak-ng voices or the Piper voice, pitch-shifted (needs --split)")
     args = parser.parse_args(argv)
+    if args.user_voice != "espeak" and args.split is None:
+        parser.error("--user-voice piper needs --split")
     started = time.perf_counter()
-    generate(GeneratorOptions(args.out, args.per_category, args.seed, tuple(args.categories)))
+    generate(GeneratorOptions(args.out, args.per_category, args.seed, tuple(args.categories), split=args.split,
+                              user_voice=args.user_voice))
     generated = time.perf_counter()
     if args.responder == "venus":
         run_venus(args.out)
@@ -99,8 +108,10 @@ def main(argv: list[str] | None = None) -> int:
     results = evaluate_dir(args.out, EvaluatorOptions(use_asr=not args.no_asr))
     summary = summarize(results)
     judged = time.perf_counter()
-    title = (f"Duplex benchmark: {args.responder} ({args.per_category} cases per category, seed {args.seed}, "
-             f"{'timing only' if args.no_asr else 'timing + ASR'})")
+    cases = f"{args.split} split, " if args.split else ""
+    voice = "the Piper voice as the user, " if args.user_voice == "piper" else ""
+    title = (f"Duplex benchmark: {args.responder} ({args.per_category} cases per category, {cases}{voice}"
+             f"seed {args.seed}, {'timing only' if args.no_asr else 'timing + ASR'})")
     table = markdown(summary, title)
     (args.out / f"results-{args.responder}.md").write_text(table, encoding="utf-8")
     (args.out / f"results-{args.responder}.json").write_text(
