@@ -143,8 +143,8 @@ def test_the_default_profile_combines_both_embeddings(speech) -> None:
 @pytest.mark.parametrize("pitch", [35, 65])  # the Piper voice 300 cents lower and higher
 def test_a_natural_voice_reads_as_its_own_speaker_on_the_runtime_embedding(pitch: int) -> None:
     """A recorded voice varies its pitch from sentence to sentence, as people do (espeak-ng hardly does): the pitch
-    statistics alone then call the user a stranger now and then (the MFCC-and-pitch embedding alone scored 5 of these
-    14 probes under the policy's line, docs/BENCHMARKS.md), which would dismiss the user's own interruption as
+    statistics alone then call the user a stranger now and then (the MFCC-and-pitch embedding alone scored 5 of 20
+    such probes at four shifts under the policy's line, docs/BENCHMARKS.md), which would dismiss the user's own interruption as
     background. The runtime's embedding, with the learned voice encoder, keeps the user."""
     from bench.duplex.synth import PIPER, SpeechCache, Voice
     from engine.runtime.overlap import OverlapOptions
