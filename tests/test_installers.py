@@ -123,7 +123,7 @@ def test_the_deb_declares_its_depends_and_keeps_user_data_out_of_the_package():
     assert "/opt/venus" in build and "usr/bin/venus" in build and "DEBIAN/postrm" not in build
     apprun = INSTALLERS / "linux" / "AppRun"
     assert apprun.stat().st_mode & 0o111 and "usr/lib/venus/venus" in apprun.read_text()
-    assert 'cp -a "$BUNDLE" "$APPDIR/usr/lib/venus"' in build
+    assert 'cp -al "$BUNDLE" "$APPDIR/usr/lib/venus"' in build  # hard links: the staging costs no disk
 
 
 def test_the_spec_leaves_torch_out_and_enters_through_the_launcher():

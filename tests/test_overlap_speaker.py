@@ -141,7 +141,7 @@ def test_the_default_profile_combines_both_embeddings(speech) -> None:
 
 
 @pytest.mark.parametrize("pitch", [35, 65])  # the Piper voice 300 cents lower and higher
-def test_a_natural_voice_reads_as_its_own_speaker_on_the_runtime_embedding(pitch: int) -> None:
+def test_a_natural_voice_reads_as_its_own_speaker_on_the_runtime_embedding(pitch: int, tmp_path) -> None:
     """A recorded voice varies its pitch from sentence to sentence, as people do (espeak-ng hardly does): the pitch
     statistics alone then call the user a stranger now and then (the MFCC-and-pitch embedding alone scored 5 of 20
     such probes at four shifts under the policy's line, docs/BENCHMARKS.md), which would dismiss the user's own interruption as
@@ -150,7 +150,7 @@ def test_a_natural_voice_reads_as_its_own_speaker_on_the_runtime_embedding(pitch
     from engine.runtime.overlap import OverlapOptions
     from engine.speaker import default_embedder
 
-    cache = SpeechCache()
+    cache = SpeechCache(tmp_path / "speech")
     user, woman = Voice(PIPER, 165, pitch), Voice("en-us+f3")
     profile = SpeakerProfile(default_embedder())
     assert profile.enroll(cache.render(ENROL[0], user))
