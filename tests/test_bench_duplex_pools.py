@@ -344,3 +344,6 @@ def test_a_piper_user_says_the_same_case_pitch_shifted_by_a_shift_of_its_split(t
     assert 0.6 < low / own < 0.88 and 1.2 < high / own < 1.65, (low, own, high)
     with pytest.raises(ValueError, match="needs a split"):
         build_case("smooth_turn_taking", 0, 7, cache, None, "piper")
+    with pytest.raises(ValueError, match="said nothing"):  # a clear error, and no empty file left in the cache
+        cache.render("", Voice(PIPER))
+    assert not list(cache.folder.glob("*.piper.wav")) and not list(cache.folder.glob("*.tmp.wav"))

@@ -85,15 +85,19 @@ class SpeechCache:
             self._piper[rate] = PiperSynthesizer(resolve(PIPER_MODEL, "tts"),
                                                  VoiceOptions(rate=rate, threads=1, variation=False))
         clause = self._piper[rate].synthesize(text)
-        raw = path.with_suffix(".piper.wav")
-        sf.write(raw, clause.audio, clause.sample_rate, subtype="PCM_16")
+        if clause.audio.size == 0:
+            raise ValueError(f"Piper said nothing for {text!r}")
+        raw, tmp = path.with_suffix(".piper.wav"), path.with_suffix(".tmp.wav")
         cents = (voice.pitch - 50) * PIPER_CENTS_PER_PITCH
         shift = ("pitch", str(cents)) if cents else ()
-        tmp = path.with_suffix(".tmp.wav")
-        subprocess.run(["sox", str(raw), "-r", str(SAMPLE_RATE), "-c", "1", "-b", "16", str(tmp), *shift, *effects],
-                       capture_output=True, check=True)
-        raw.unlink()
-        tmp.replace(path)
+        try:  # no half-written file stays in the cache when sox fails
+            sf.write(raw, clause.audio, clause.sample_rate, subtype="PCM_16")
+            subprocess.run(["sox", str(raw), "-r", str(SAMPLE_RATE), "-c", "1", "-b", "16", str(tmp), *shift,
+                            *effects], capture_output=True, check=True)
+            tmp.replace(path)
+        finally:
+            raw.unlink(missing_ok=True)
+            tmp.unlink(missing_ok=True)
 
 
 def trim_silence(audio: np.ndarray, threshold: float = 1e-3) -> np.ndarray:
