@@ -55,3 +55,56 @@ def test_verbose_keeps_library_chatter_in_the_file_as_debug(tmp_path: Path) -> N
     _, log = _run("verbose", tmp_path / "verbose")
     line = next(line for line in log.splitlines() if "Context impl SQLiteImpl" in line)
     assert " DEBUG " in line and "alembic.runtime.migration" in line
+
+
+_CANCELLED_DECODE = textwrap.dedent("""
+    import sys, threading, time
+    if sys.argv[1] == "venus":
+        from engine.logsetup import setup_logging
+        setup_logging()
+        from engine.llm.llama_backend import LlamaBackend
+        from engine.llm.llama_options import LlamaOptions
+    else:  # llama-cpp-python's own logging, which prints llama.cpp's lines to stderr: the control
+        import llama_cpp
+        llama_cpp.llama_log_set(llama_cpp._logger.llama_log_callback, None)
+        llama_cpp._logger.set_verbose(False)
+        from engine.llm.llama_backend import LlamaBackend
+        from engine.llm.llama_options import LlamaOptions
+        llama_cpp.llama_log_set(llama_cpp._logger.llama_log_callback, None)
+    from engine.llm.backend import ChatMessage
+    from engine.models.registry import resolve
+    backend = LlamaBackend(LlamaOptions(model_path=str(resolve("smollm2-135m-instruct-q4_1", kind="llm")),
+                                        n_ctx=2048, n_batch=64, n_threads=1))
+    done = threading.Event()
+    def cut_in():  # the user cutting in while the context is evaluated, as often as the runtime could
+        while not done.is_set():
+            backend.cancel()
+            time.sleep(0.002)
+    threading.Thread(target=cut_in, daemon=True).start()
+    stats = backend.sync([ChatMessage("user", "word " * 1200)])
+    done.set()
+    assert stats.cancelled, stats
+    after = backend.sync([ChatMessage("user", "Hello there")])  # the backend works on after the abort
+    assert not after.cancelled and after.total > 0, after
+    backend.close()
+""")
+
+
+def test_a_cancelled_decode_leaves_llama_cpp_lines_in_the_log_not_on_the_console(tmp_path: Path) -> None:
+    """Cancelling a decode (the user cut in) made llama.cpp print "decode: removing memory module entries ..." on
+    the terminal of `venus chat`; its lines now go to Venus's log, the abort's failures as INFO."""
+    def run(mode: str) -> tuple[str, str]:
+        log_dir = tmp_path / mode
+        proc = subprocess.run([sys.executable, "-c", _CANCELLED_DECODE, mode], capture_output=True, text=True,
+                              timeout=300, env={**os.environ, "VENUS_LOG_DIR": str(log_dir)})
+        assert proc.returncode == 0, proc.stderr
+        log = log_dir / "venus.log"
+        return proc.stderr, log.read_text() if log.exists() else ""
+
+    raw, _ = run("control")
+    assert "removing memory module entries" in raw, "the control must show the line on stderr"
+    console, log = run("venus")
+    assert "removing memory module" not in console and "failed to decode" not in console, console
+    lines = [line for line in log.splitlines() if " llama_cpp: " in line]
+    assert any("removing memory module entries" in line for line in lines), log
+    assert all(" INFO " in line for line in lines), lines

@@ -28,6 +28,7 @@ from llama_cpp import _internals, _logger
 from engine.errors import BackendError
 from engine.llm.backend import FinishInfo, GenerateRequest, SyncStats, TokenStream
 from engine.llm.llama_options import (
+    ABORTING,
     GreedyGrammarSampler,
     LlamaOptions,
     choose_threads,
@@ -443,7 +444,10 @@ class LlamaBackend:
 
     def _should_abort(self, _data: object) -> bool:
         job = self._job_cancel
-        return self._abort.is_set() or (job is not None and job.is_set())
+        stop = self._abort.is_set() or (job is not None and job.is_set())
+        if stop:
+            ABORTING.set()
+        return stop
 
     def _evaluate(self, tokens: list[int]) -> None:
         """Decode tokens after the cache in chunks of n_batch; abortable between graph nodes."""
@@ -454,6 +458,7 @@ class LlamaBackend:
                 self._decode(tokens[start:start + step])
         finally:
             llama_cpp.llama_set_abort_callback(self._ctx.ctx, llama_cpp.ggml_abort_callback(), None)
+            ABORTING.clear()
 
     def use_threads(self, n_threads: int | None) -> None:
         """Decode with `n_threads` from the next step on (None: the configured count again); any thread.
