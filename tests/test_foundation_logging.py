@@ -108,3 +108,4 @@ def test_a_cancelled_decode_leaves_llama_cpp_lines_in_the_log_not_on_the_console
     lines = [line for line in log.splitlines() if " llama_cpp: " in line]
     assert any("removing memory module entries" in line for line in lines), log
     assert all(" INFO " in line for line in lines), lines
+    assert len(lines) < 20, "llama.cpp's per-step debug lines are dropped, not logged"

@@ -18,29 +18,32 @@ from engine.errors import ModelCorrupt, ModelNotFound
 from engine.llm.backend import GenerateRequest
 from engine.threads import env_threads
 
-# llama.cpp's own log lines (ggml.h's ggml_log_level: none, debug, info, warn, error, 5 = continue the line before). llama-cpp-python prints them straight to stderr,
-# so `venus chat` showed lines such as "decode: removing memory module entries ..." each time Venus cancelled a
-# decode it no longer needed (the user cut in). They go to Venus's log instead: llama.cpp's warnings are about states
-# Venus handles and reports itself (an abort it asked for), so they are INFO there; its errors stay errors.
-_LLAMA_LEVELS = {0: logging.DEBUG, 1: logging.DEBUG, 2: logging.DEBUG, 3: logging.INFO, 4: logging.ERROR}
+# llama.cpp's own log lines (ggml.h's ggml_log_level: 3 warn, 4 error, 5 continues the line before; 1-2 debug and
+# info, which llama.cpp writes for every decode step, are dropped here). llama-cpp-python prints them straight to
+# stderr, so `venus chat` showed lines such as "decode: removing memory module entries ..." each time Venus
+# cancelled a decode it no longer needed (the user cut in). They go to Venus's log instead: llama.cpp's warnings are
+# about states Venus handles and reports itself, so they are INFO there; its errors stay errors.
+_LLAMA_LEVELS = {3: logging.INFO, 4: logging.ERROR}
 _llama_log = logging.getLogger("llama_cpp")
-_llama_pending = threading.local()  # a line llama.cpp writes in pieces (level 5 continues the one before)
+_llama_pending = threading.local()  # the line being written, in pieces; None while a dropped one continues
 # Set while a decode that Venus asked to stop unwinds: llama.cpp reports the abort as failures ("failed to compute
 # graph", "failed to decode, ret = 2"), which are then expected and logged as INFO.
 ABORTING = threading.Event()
 
 
 def _on_llama_log(level: int, text: bytes | None, _user_data: ctypes.c_void_p) -> None:
+    if level != 5:
+        mapped = _LLAMA_LEVELS.get(level)
+        _llama_pending.line = None if mapped is None else \
+            [min(mapped, logging.INFO) if ABORTING.is_set() else mapped, ""]
     pending = getattr(_llama_pending, "line", None)
-    if level != 5 or pending is None:
-        mapped = _LLAMA_LEVELS.get(level, logging.DEBUG)
-        pending = _llama_pending.line = [min(mapped, logging.INFO) if ABORTING.is_set() else mapped, ""]
+    if pending is None:
+        return
     pending[1] += (text or b"").decode("utf-8", errors="replace")
     if pending[1].endswith("\n"):
         _llama_pending.line = None
-        line = pending[1].strip()
-        if line and _llama_log.isEnabledFor(pending[0]):
-            _llama_log.log(pending[0], "%s", line)
+        if pending[1].strip():
+            _llama_log.log(pending[0], "%s", pending[1].strip())
 
 
 _LLAMA_LOG_CALLBACK = llama_cpp.llama_log_callback(_on_llama_log)  # referenced for the life of the process
