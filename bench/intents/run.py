@@ -14,6 +14,10 @@ transcribed by the default faster-whisper model as Venus transcribes the words t
 model, threads and turn beam, after engine.asr.REQUEST_HINT unless --no-hint); the transcript is matched, then,
 as the runtime does, the beam's other readings when it is no request (--best-only: not) (target >= 0.85 right).
 
+--voice piper: the utterances are spoken by the Piper voice Venus ships (joe-medium, a model of a recorded speaker)
+instead, at three rates (0.9x, 1x, 1.15x, by a hash of the text): what a natural voice loses to recognition, beside
+what espeak-ng's voices lose. The issue's target is stated for espeak-ng.
+
 --smalltalk: bench/intents/smalltalk.py (greetings, thanks, chit-chat answered by the default LLMs).
 
 --failures prints every utterance that was not right (for the test split, only for whoever may read it).
@@ -44,6 +48,7 @@ TARGET_SPOKEN = 0.85
 TARGET_WRONG_TOOL = 0.02
 # espeak-ng voice (variant) and words per minute; one is chosen per utterance by a hash of its text
 VOICES = (("en-us", 165), ("en-us+f3", 175), ("en-gb-x-rp", 150), ("en-us+m3", 185))
+PIPER_RATES = (150, 165, 190)  # words per minute of the Piper voice (165: its own speed), by a hash of the text
 _PAD = np.zeros(4000, np.float32)  # 250 ms of silence on each side: espeak-ng starts and stops on the first sample
 
 
@@ -124,9 +129,16 @@ def voice_for(text: str) -> tuple[str, int]:
     return VOICES[int(hashlib.sha1(text.encode()).hexdigest(), 16) % len(VOICES)]
 
 
-def synthesize(text: str, path: Path) -> Any:
-    """`text` spoken by its espeak-ng voice, as 16 kHz mono float32 samples."""
+def synthesize(text: str, path: Path, voice: str = "espeak") -> Any:
+    """`text` spoken by its espeak-ng voice (or, `voice` "piper", the Piper voice), as 16 kHz mono float32
+    samples."""
     import soundfile as sf
+
+    if voice == "piper":
+        from bench.duplex.synth import PIPER, SpeechCache, Voice
+
+        rate = PIPER_RATES[int(hashlib.sha1(text.encode()).hexdigest(), 16) % len(PIPER_RATES)]
+        return SpeechCache(path.parent / "piper").render(text, Voice(PIPER, rate))
 
     voice, rate = voice_for(text)
     raw = path.with_suffix(".raw.wav")
@@ -137,9 +149,10 @@ def synthesize(text: str, path: Path) -> Any:
 
 
 def transcribe_all(cases: Sequence[Case], progress: Callable[[int], None] | None = None,
-                   hint: bool | None = None) -> tuple[list[str], list[tuple[str, ...]]]:
+                   hint: bool | None = None, voice: str = "espeak") -> tuple[list[str], list[tuple[str, ...]]]:
     """Speak and transcribe every case the way Venus hears a finished turn: the transcripts and the recogniser's
-    other readings. `hint`: decode after engine.asr.REQUEST_HINT (default: as settings say)."""
+    other readings. `hint`: decode after engine.asr.REQUEST_HINT (default: as settings say); `voice`: espeak or
+    piper."""
     from engine.asr import REQUEST_HINT
     from engine.audio import make_transcriber
     from engine.settings import Settings
@@ -151,7 +164,7 @@ def transcribe_all(cases: Sequence[Case], progress: Callable[[int], None] | None
     texts, others = [], []
     with tempfile.TemporaryDirectory() as folder:
         for index, case in enumerate(cases):
-            audio = synthesize(case.speech, Path(folder) / f"{index}.wav")
+            audio = synthesize(case.speech, Path(folder) / f"{index}.wav", voice)
             audio = np.concatenate([_PAD, audio, _PAD])  # as the VAD's segment holds it: pre-roll and closing silence
             heard = transcriber.transcribe(audio, word_timestamps=True, beam_size=settings.asr.turn_beam_size,
                                            hint=REQUEST_HINT if use_hint else "")
@@ -204,6 +217,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--failures", action="store_true", help="print every utterance that was not right")
     parser.add_argument("--no-hint", action="store_true", help="spoken: decode without engine.asr.REQUEST_HINT")
     parser.add_argument("--best-only", action="store_true", help="spoken: match the best reading only")
+    parser.add_argument("--voice", choices=("espeak", "piper"), default="espeak",
+                        help="spoken: who speaks the utterances (the target is stated for espeak-ng)")
     args = parser.parse_args(argv)
     cases = load_cases(args.split)
     started = time.monotonic()
@@ -221,10 +236,11 @@ def main(argv: Sequence[str] | None = None) -> int:
             print("spoken run skipped: espeak-ng and sox are needed (apt-get install espeak-ng sox)")
             return 2
         started = time.monotonic()
-        texts, others = transcribe_all(cases, hint=False if args.no_hint else None)
+        texts, others = transcribe_all(cases, hint=False if args.no_hint else None, voice=args.voice)
         spoken, spoken_hits, _ = run_matcher(matcher, cases, texts, None if args.best_only else others)
-        print(f"\nspoken through espeak-ng ({', '.join(f'{v} {r} wpm' for v, r in VOICES)}) and whisper "
-              f"({time.monotonic() - started:.0f} s)")
+        speaker = f"espeak-ng ({', '.join(f'{v} {r} wpm' for v, r in VOICES)})" if args.voice == "espeak" else \
+            f"the Piper voice ({', '.join(str(r) for r in PIPER_RATES)} wpm)"
+        print(f"\nspoken through {speaker} and whisper ({time.monotonic() - started:.0f} s)")
         report(f"spoken, {args.split} split", cases, spoken, TARGET_SPOKEN)
         lost = sum(t is Outcome.RIGHT and s is not Outcome.RIGHT for t, s in zip(outcomes, spoken, strict=True))
         exact = [normalize_text(t) == normalize_text(c.speech) for t, c in zip(texts, cases, strict=True)]
@@ -234,13 +250,15 @@ def main(argv: Sequence[str] | None = None) -> int:
               f"right among those {right_exact}/{sum(exact)}, among the others {right_other}/{len(cases) - sum(exact)}")
         print(f"  right typed but not spoken: {lost}; right spoken but not typed: "
               f"{sum(s is Outcome.RIGHT and t is not Outcome.RIGHT for t, s in zip(outcomes, spoken, strict=True))}")
-        plain, hinted = hint_cost(cases)
-        print(f"  decode of the words that end a turn (30 clips x 3, interleaved): median {plain:.0f} ms without the "
-              f"request hint, {hinted:.0f} ms with it ({hinted / plain:.2f}x)")
-        for voice in VOICES:
-            picked = [s for s, c in zip(spoken, cases, strict=True) if voice_for(c.speech) == voice]
-            if picked:
-                print(f"  {voice[0]:11s} {voice[1]} wpm: {sum(s is Outcome.RIGHT for s in picked)}/{len(picked)} right")
+        if args.voice == "espeak":
+            plain, hinted = hint_cost(cases)
+            print(f"  decode of the words that end a turn (30 clips x 3, interleaved): median {plain:.0f} ms without "
+                  f"the request hint, {hinted:.0f} ms with it ({hinted / plain:.2f}x)")
+            for voice in VOICES:
+                picked = [s for s, c in zip(spoken, cases, strict=True) if voice_for(c.speech) == voice]
+                if picked:
+                    print(f"  {voice[0]:11s} {voice[1]} wpm: {sum(s is Outcome.RIGHT for s in picked)}/{len(picked)} "
+                          "right")
         if args.failures:
             print_failures(cases, spoken, spoken_hits, texts)
     if args.smalltalk:
