@@ -236,6 +236,29 @@ def test_the_answer_starts_on_every_core_and_gives_them_back_to_the_voice(backen
     assert backend.threads_in_use == base
 
 
+def test_the_end_of_turn_probe_reads_the_final_words_on_every_core(backend, wait_until) -> None:
+    # Once the final is in, the recogniser has nothing left to decode: the LLM's judgement of the final words
+    # (whose end the last partial did not have) runs on every core, and the cores go back after it while the
+    # turn goes on waiting (the words are cut off, so Venus waits for more of them).
+    base = backend.n_threads
+    timeline, runtime, _ = _session(backend, with_harness=False,
+                                    options=RuntimeOptions(proactive_gap_ms=300, answer_start_threads=base + 1))
+    try:
+        assert runtime.wait_ready(120)
+        before = backend.steps_by_threads.get(base + 1, 0)
+        start = timeline.now_ms()
+        timeline.append(ev.UserSpeechStart(start_ms=start))
+        timeline.append(ev.AsrPartial(text="Could you", segment_start_ms=start))
+        timeline.append(ev.UserSpeechEnd(start_ms=start, end_ms=start + 900))
+        timeline.append(ev.AsrFinal(text="Could you look up the train times from Leeds to the",
+                                    segment_start_ms=start, segment_end_ms=start + 900))
+        assert wait_until(lambda: backend.steps_by_threads.get(base + 1, 0) > before, timeout=30)
+        assert not timeline.events(kinds=[ev.Kind.CONTROL_DECISION]), "the words are cut off: the turn waits"
+        assert wait_until(lambda: backend._threads_wanted == base, timeout=10), "the cores go back after it"
+    finally:
+        runtime.close()
+
+
 def test_a_held_answer_goes_on_once_two_partials_agree_on_a_lone_word_that_is_no_cue(backend, wait_until) -> None:
     # Speech over Venus with no words by the deadline pauses the answer. "Tom, turn the oven off" decodes as
     # "Time." twice before the rest is heard: once is not enough to go on, twice is (a name whisper does not

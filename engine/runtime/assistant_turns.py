@@ -77,9 +77,23 @@ class AssistantTurns:
             return False
         return True
 
-    def on_worker(self, job: Callable[[], None]) -> None:
-        """Run `job` on the LLM worker, in turn with prefills and answers (they share the model's KV cache)."""
-        self._jobs.submit(job)
+    def on_worker(self, job: Callable[[], None], *, every_core: bool = False) -> None:
+        """Run `job` on the LLM worker, in turn with prefills and answers (they share the model's KV cache).
+        `every_core`: the model runs it on every core (the recogniser has nothing to decode now); an answer that
+        starts meanwhile keeps them."""
+        if not every_core:
+            self._jobs.submit(job)
+            return
+
+        def on_every_core() -> None:
+            self._cpu.lend_cores(True)
+            try:
+                job()
+            finally:
+                if self.current is None:
+                    self._cpu.lend_cores(False)
+
+        self._jobs.submit(on_every_core)
 
     def prefill(self, partial: str, *, every_core: bool = False) -> None:
         """Put the user's words so far into the model's cache (latest partial only), so the answer does not

@@ -12,6 +12,7 @@ from __future__ import annotations
 import logging
 import re
 from collections.abc import Sequence
+from functools import partial
 from typing import Any
 
 from engine.intents import IntentMatch, IntentMatcher
@@ -69,7 +70,10 @@ class StateMachine:
                                      options=options)
         self._deliveries = Deliveries(options)
         # the probe reads English (its weights were fitted on English turns): another language decides on silence
-        self._probe = TurnProbe(conversation, self._turns.on_worker, settings.llm.model) \
+        # The probe is asked once the recogniser is done with the words (a pause's decode, or the final): it
+        # evaluates the words the partials did not, on every core (one core took 100-190 ms for a final whose
+        # words differed from the last partial's, while the turn waited on it).
+        self._probe = TurnProbe(conversation, partial(self._turns.on_worker, every_core=True), settings.llm.model) \
             if settings.conversation.end_of_turn_model == "llm" and end_of_turn.options.english_words else None
         self._question = OpenQuestion(timeline, harness, self._turns.heard_text, settings, overlap)
         self._last_activity_ms = 0
