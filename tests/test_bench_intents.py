@@ -162,3 +162,20 @@ def test_a_spoken_question_is_judged_by_its_accepted_words():
     assert right(legs, "A spider has 8 legs.") and right(legs, "Eight of them!")
     assert not right(legs, "Spiders have six legs.") and not right(legs, "It has eighteen legs.")
     assert right(Question("Who wrote Romeo and Juliet?", ("shakespeare",)), "William Shakespeare's play.")
+
+
+def test_the_piper_voice_speaks_the_task_set_at_its_rate(tmp_path):
+    # `bench.intents.run --spoken --voice piper`: the utterances in the voice Venus ships, 16 kHz, at one of
+    # three speaking rates chosen by the text (so a rerun speaks the same audio)
+    from bench.intents.run import PIPER_RATES, synthesize
+
+    text = "Set a timer for ten minutes."
+    audio = synthesize(text, tmp_path / "a.wav", "piper")
+    again = synthesize(text, tmp_path / "b.wav", "piper")
+    assert audio.dtype.name == "float32" and 0.8 < audio.size / 16000 < 4.0, audio.size
+    assert audio.size == again.size and float((audio ** 2).mean()) ** 0.5 > 0.01  # the same speech, not silence
+    from bench.duplex.synth import PIPER, SpeechCache, Voice
+
+    cache = SpeechCache(tmp_path / "rates")
+    slowest, fastest = (cache.render(text, Voice(PIPER, rate)).size for rate in (min(PIPER_RATES), max(PIPER_RATES)))
+    assert slowest > 1.06 * fastest, (slowest, fastest)  # the rates really differ (measured 1.13x)
