@@ -90,3 +90,31 @@ if __name__ == "__main__":  # record whisper's transcripts of seed 1's clips on 
     with tempfile.TemporaryDirectory() as tmp:
         _judge(Path(tmp), FROZEN_ASR)
     print(f"wrote {len(json.loads(FROZEN_ASR.read_text(encoding='utf-8')))} transcripts to {FROZEN_ASR}")
+
+
+def test_a_first_half_heard_as_nothing_is_lost_not_a_cut_in(tmp_path: Path) -> None:
+    # The runtime ends no turn on words that decode to nothing (it goes back to listening and says nothing in
+    # the pause), so the bench counts that request's first half as lost, apart from the cut-ins.
+    import hashlib
+
+    import numpy as np
+
+    from bench.duplex.policy_bench import RATE
+
+    folder = next(f for f in generate(GeneratorOptions(out_dir=tmp_path, per_category=1, seed=1,
+                                                       categories=("pause_handling",))))
+    meta = json.loads((folder / "metadata.json").read_text(encoding="utf-8"))
+    audio, _ = sf.read(folder / "input.wav", dtype="float32")
+    first = [e for e in meta["events"] if e["type"] == "user_turn"][0]
+    clip = np.ascontiguousarray(audio[int(first["start"] * RATE): int(first["end"] * RATE)], dtype=np.float32)
+    cache = json.loads(FROZEN_ASR.read_text(encoding="utf-8"))
+    cache[hashlib.sha1(clip.tobytes()).hexdigest()] = ""  # whisper heard nothing in the first half
+    (tmp_path / "asr.json").write_text(json.dumps(cache), encoding="utf-8")
+    from engine.runtime.turn_taking import EndOfTurnOptions
+
+    short_wait = EndOfTurnDetector(options=EndOfTurnOptions(max_silence_ms=500))  # the pause outlasts "no words"
+    row = judge_turn_end(meta, audio, CachedTranscriber(tmp_path / "asr.json"), short_wait)
+    assert meta["pause"]["end"] - meta["pause"]["start"] > 0.5
+    assert row["first_part"] == "" and row["first_part_lost"] and row["false_cut_in"] is False, row
+    summary = summarize([{"category": "pause_handling", **row}])["pause_handling"]
+    assert summary["false_cut_in_rate"] == 0.0 and summary["first_part_heard_as_nothing"] == 1

@@ -28,7 +28,7 @@ import soundfile as sf
 from bench.duplex.evaluate import Transcriber
 from bench.duplex.generate import CATEGORIES
 from engine.runtime.overlap import ConversationContext, OverlapFeatures, OverlapOptions, OverlapPolicy
-from engine.runtime.turn_taking import EndOfTurnDetector
+from engine.runtime.turn_taking import EndOfTurnDetector, strip_asr_punctuation
 from engine.speaker import SpeakerProfile
 from engine.speaker.profile import SpeakerEmbedder, default_embedder
 from engine.timeline.events import OverlapKind
@@ -93,7 +93,6 @@ class WordsProbe:
 
     def __call__(self, text: str) -> float | None:
         from engine.runtime.turn_probe import judge_words
-        from engine.runtime.turn_taking import strip_asr_punctuation
 
         return judge_words(self.conversation, self.groups, text) if strip_asr_punctuation(text) else None
 
@@ -112,8 +111,11 @@ def judge_turn_end(meta: dict, audio: np.ndarray, asr: CachedTranscriber, detect
         pause_ms = int((meta["pause"]["end"] - meta["pause"]["start"]) * 1000)
         verdict = detector.decide(pause_ms, first, is_final=True,
                                   llm_probability=probe(first) if probe is not None else None)
-        row.update(first_part=first, pause_ms=pause_ms, false_cut_in=verdict.end_of_turn,
-                   pause_probability=round(verdict.probability, 3))
+        # Words that decode to nothing end no turn: the runtime goes back to listening (nothing was said) and
+        # says nothing in the pause; the request's first half is lost instead, counted apart.
+        heard = bool(strip_asr_punctuation(first))
+        row.update(first_part=first, pause_ms=pause_ms, false_cut_in=verdict.end_of_turn and heard,
+                   first_part_lost=not heard, pause_probability=round(verdict.probability, 3))
     return row
 
 
@@ -212,6 +214,7 @@ def summarize(rows: list[dict]) -> dict[str, dict]:
             m["median_required_silence_ms"] = statistics.median(r["required_silence_ms"] for r in items)
             if category == "pause_handling":
                 m["false_cut_in_rate"] = round(sum(r["false_cut_in"] for r in items) / len(items), 3)
+                m["first_part_heard_as_nothing"] = sum(r.get("first_part_lost", False) for r in items)
         elif category == "user_interruption":
             m["respond_rate"] = round(sum(r["interrupted"] for r in items) / len(items), 3)
             stops = [r["stop_ms"] for r in items if r["stop_ms"] is not None]
