@@ -245,3 +245,24 @@ def test_the_end_of_a_turn_matches_its_words_once_until_a_task_starts(tmp_path) 
         assert again is not None and again is not first and CountingMatcher.calls == 3
     finally:
         harness.shutdown()
+
+
+def test_a_request_that_could_grow_is_actionable_as_heard(tmp_path) -> None:
+    # "set a timer for ten minutes" is not closed ("... and thirty seconds" may follow), but it runs as heard:
+    # the end of turn waits no longer than a short pause for more (EndOfTurnOptions.request_max_silence_ms)
+    from engine.intents import IntentMatcher
+    from engine.runtime.local_requests import LocalRequests
+    from harness import Harness
+
+    settings, timeline = Settings(), Timeline()
+    harness = Harness(settings.harness, timeline.append, store_path=tmp_path / "tasks.db")
+    try:
+        requests = LocalRequests(timeline, harness, RuntimeOptions(), IntentMatcher.load())
+        for text in ("set a timer for ten minutes", "launch the terminal", "remind me in an hour to call mom"):
+            assert not requests.closed(text) and requests.actionable(text), text
+        assert requests.closed("what time is it") and requests.actionable("what time is it")
+        assert not requests.actionable("set a timer")  # a question back first: nothing to run yet
+        assert not requests.actionable("remind me to call mom")  # when? is asked
+        assert not requests.actionable("I had a long day at work")
+    finally:
+        harness.shutdown()

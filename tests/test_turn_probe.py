@@ -228,3 +228,27 @@ def test_a_greeting_or_a_how_are_you_is_answered_after_a_short_silence() -> None
             before = _decisions(timeline)
             _say(timeline, greeting, seconds=0.5)
             assert _decided_within(timeline, 1.2, before), f"{greeting!r} waited"  # the probe alone: 2.1-2.5 s
+
+
+def test_a_request_the_intents_parse_waits_no_longer_than_a_short_pause() -> None:
+    # "Launch the terminal." could grow, and a model that reads it as unfinished would hold it up to 2 s; a
+    # request the templates parse into a tool call as heard ends after request_max_silence_ms at most
+    from engine.intents import IntentContext, IntentMatcher
+    from engine.runtime.turn_taking import EndOfTurnOptions, NeutralTurnModel
+
+    matcher = IntentMatcher.load()
+
+    def actionable(text: str) -> bool:
+        match = matcher.match(text, IntentContext())
+        return match is not None and not match.clarify
+
+    unsure = EndOfTurnDetector(NeutralTurnModel(0.0))  # reads every turn as unfinished: 1.8 s of silence
+    cap = unsure.options.request_max_silence_ms
+    request = UserTurn(texts=["Launch the terminal."], silence_since=0)
+    talk = UserTurn(texts=["I went to the park with my"], silence_since=0)
+    kwargs = dict(final_wait_ms=8000, closed=lambda text: False, actionable=actionable)
+    assert request.end(cap - 10, unsure, **kwargs) == TurnEnd.WAIT
+    assert request.end(cap, unsure, **kwargs) == TurnEnd.OVER
+    assert talk.end(cap, unsure, **kwargs) == TurnEnd.WAIT  # no request: the words decide, and they wait
+    assert request.end(cap, unsure, final_wait_ms=8000, closed=lambda text: False) == TurnEnd.WAIT  # without
+    assert EndOfTurnOptions.from_base_silence(1000).request_max_silence_ms == 2 * cap  # follows the setting

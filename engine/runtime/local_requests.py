@@ -93,6 +93,12 @@ class LocalRequests:
         match = self.match(text)
         return match is not None and match.closed and not match.clarify
 
+    def actionable(self, text: str) -> bool:
+        """A request the templates parse into a tool call as heard, even one that could grow ("launch the terminal",
+        "remind me to call mom"): it needs no more than a short pause (EndOfTurnOptions.request_max_silence_ms)."""
+        match = self.match(text)
+        return match is not None and not match.clarify
+
     def refusal(self, match: IntentMatch) -> str | None:
         """The sentence to say instead of running the request (a question back, or why it cannot run), or None."""
         if match.clarify:

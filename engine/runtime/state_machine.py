@@ -311,7 +311,8 @@ class StateMachine:
     def _check_end_of_turn(self, now: int) -> None:
         end = self._user.end(now, self.end_of_turn, final_wait_ms=self.options.final_wait_ms,
                              closed=self._closed_turn, probe=self._probe,
-                             probe_wait_ms=self.options.end_of_turn_probe_wait_ms)
+                             probe_wait_ms=self.options.end_of_turn_probe_wait_ms,
+                             actionable=self._requests.actionable if self.end_of_turn.options.english_words else None)
         if end == TurnEnd.NOTHING_SAID:
             self._to(State.LISTENING)
         elif end == TurnEnd.OVER:

@@ -78,9 +78,11 @@ class UserTurn:
         self.awaiting_final = False  # its final is in, even an empty one ("Venus," alone often decodes to nothing)
 
     def end(self, now_ms: int, detector: EndOfTurnDetector, *, final_wait_ms: int,
-            closed: Callable[[str], bool], probe: TurnProbe | None = None, probe_wait_ms: int = 0) -> TurnEnd:
+            closed: Callable[[str], bool], probe: TurnProbe | None = None, probe_wait_ms: int = 0,
+            actionable: Callable[[str], bool] | None = None) -> TurnEnd:
         """Is the turn over after the silence so far? `closed(text)`: a turn that cannot grow (a whole request, a
-        reply to Venus's question).
+        reply to Venus's question). `actionable(text)`: a request the intents parse as heard, which may grow but
+        waits no longer than `request_max_silence_ms` for it.
 
         `probe`: the LLM's judgement of the words; while it is coming the turn waits up to `probe_wait_ms` of
         silence for it, then the lexical model decides alone.
@@ -100,6 +102,9 @@ class UserTurn:
         final = not self.awaiting_final
         last_p = self.last_word_p if final and self.texts else None
         if final and silence >= detector.options.min_silence_ms and closed(text):
+            return TurnEnd.OVER
+        if final and actionable is not None and silence >= detector.options.request_max_silence_ms \
+                and actionable(text):
             return TurnEnd.OVER
         llm, coming = probe.lookup(text) if probe is not None else (None, False)
         if coming and silence < probe_wait_ms:
