@@ -20,6 +20,7 @@ test: torch
 bench: torch
 	. scripts/test-services.sh; .venv/bin/python -m bench
 	.venv/bin/python -m bench.intents.run --split test --spoken --smalltalk
+	.venv/bin/python -m bench.intents.run --split test --spoken --voice piper
 	.venv/bin/python -m bench.intents.questions
 
 soak: setup
