@@ -109,3 +109,40 @@ def _slipped_echo_starts(vad: SileroVad, distrust: bool) -> list[float]:
 def test_an_output_underrun_does_not_let_venus_hear_her_own_late_echo_as_the_user(vad):
     assert _slipped_echo_starts(vad, distrust=False), "the slipped echo should fool a guard that trusts the canceller"
     assert _slipped_echo_starts(vad, distrust=True) == []
+
+
+def test_with_headphones_the_user_over_venus_is_heard_and_passes_the_canceller_whole(vad):
+    # No echo reaches the mic (headphones): AEC3 never converges and its suppressor removed the user's voice for as
+    # long as Venus played (12-90 dB per 200 ms), so she could not be interrupted. Once the energies show no echo
+    # path (Venus's earlier words raised the mic's median by nothing), the mic passes unchanged and the user over
+    # her voice starts a segment; with a speaker's echo the canceller goes on cancelling.
+    rng = np.random.default_rng(3)
+    before = pad(espeak("Here is the weather for today: sunny in the morning, with clouds later on.", "en-gb"), 0, 1.0)
+    venus = espeak(VENUS_SAYS[3], "en-gb")
+    user = espeak(USER_SAYS[1], "en-us+f3")
+    played = np.concatenate([before, venus, np.zeros(RATE, np.float32)]) * 0.5
+    at = len(before) + int(USER_AT_S * RATE)
+    mic = (rng.standard_normal(len(played)) * 5e-4).astype(np.float32)  # a quiet room's noise
+    mic[at:at + len(user)] += 0.5 * user[: len(mic) - at]
+
+    starts = [s for s in _speech_starts(vad, played, mic) if s > len(before) / RATE]
+    assert starts and abs(starts[0] - at / RATE) < 0.3, (starts, at / RATE)  # at once (it was 1.2 s late)
+
+    def through(mic_in: np.ndarray) -> tuple[EchoCanceller, np.ndarray]:
+        canceller, out = EchoCanceller(), np.zeros_like(mic_in)
+        for i in range(0, len(mic_in) - 160, 160):
+            canceller.add_reference(played[i:i + 160])
+            out[i:i + 160] = canceller.process(mic_in[i:i + 160])
+        return canceller, out
+
+    def db(x: np.ndarray) -> float:
+        return float(10 * np.log10(np.mean(x.astype(np.float64) ** 2) + 1e-12))
+
+    headphones, out = through(mic)
+    spoken = slice(at, at + len(user))
+    assert headphones.echo_path is False and abs(db(out[spoken]) - db(mic[spoken])) < 1.0
+    echo = mic.copy()
+    echo[800:] += 0.1 * played[:-800]  # a speaker 20 dB down, 50 ms away
+    speakers, out = through(echo)
+    venus_only = slice(len(before) - RATE, len(before) - RATE // 2)  # the end of the first sentence, no user
+    assert speakers.echo_path is True and db(out[venus_only]) < db(echo[venus_only]) - 10

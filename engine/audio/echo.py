@@ -3,6 +3,7 @@ guard that judges speech onsets against the echo still expected while Venus spea
 
 from __future__ import annotations
 
+import logging
 from collections import deque
 from dataclasses import dataclass
 
@@ -10,15 +11,34 @@ import numpy as np
 
 from engine.errors import ConfigError
 
+log = logging.getLogger(__name__)
+
 AEC_RATE = 16000
 AEC_FRAME = AEC_RATE // 100  # WebRTC processes exactly 10 ms at a time
+
+
+# The echo path, estimated from energies (EchoCanceller.echo_path). With no echo reaching the mic (headphones),
+# AEC3 never converges and its suppressor removes the user's voice for as long as Venus plays (12-90 dB per
+# 200 ms, docs/BENCHMARKS.md "Echo cancellation without an echo"), so she could not be interrupted. The mic's
+# median energy while Venus plays is compared with its quiet floor while she does not: a speaker's echo raises it
+# by tens of dB, headphones leave it at the floor (unless the user talks over most of her speech, when the
+# canceller stays on, as before).
+_REF_ACTIVE = 1e-6  # mean square of a reference frame that counts as playing (-60 dBFS)
+_REF_MEMORY = 20  # frames: a mic frame is "while Venus plays" if she played within the last 200 ms (the delay)
+_EVIDENCE = 150  # mic frames while Venus played (1.5 s) and ...
+_FLOOR_EVIDENCE = 50  # ... while she did not (0.5 s), before the echo path is judged
+_WINDOW = 600  # the latest 6 s of each kind are kept
+_ECHO_RISE_DB = 10.0  # the mic's median while she plays this far above its floor: an echo path
+_JUDGE_EVERY = 50  # frames between judgements (0.5 s)
 
 
 class EchoCanceller:
     """WebRTC audio processing (AEC3 + noise suppression + high-pass) on 16 kHz mono 10 ms frames.
 
     Feed every played 10 ms frame to `add_reference` and every captured frame to `process`, in step; the
-    canceller estimates the acoustic delay itself.
+    canceller estimates the acoustic delay itself. Where no echo reaches the microphone (`echo_path` False,
+    judged from the energies), the mic frame passes unchanged: there is nothing to cancel, and the canceller would
+    only remove the user's voice.
     """
 
     def __init__(self, *, noise_suppression: bool = True, delay_hint_ms: int = 0) -> None:
@@ -37,19 +57,47 @@ class EchoCanceller:
         self._ref_pcm = np.frombuffer(ref_buf, np.int16)
         self._mic_pcm = np.frombuffer(mic_buf, np.int16)
         self._scratch = np.empty(AEC_FRAME, np.float32)
+        self.echo_path: bool | None = None  # None until judged: cancel, as if there were one
+        self._since_ref = _REF_MEMORY  # reference frames since one was playing (capped)
+        self._mic_playing: deque[float] = deque(maxlen=_WINDOW)  # mic energies while Venus played
+        self._mic_quiet: deque[float] = deque(maxlen=_WINDOW)  # ... while she did not
+        self._until_judged = _JUDGE_EVERY
 
     def add_reference(self, frame: np.ndarray) -> None:
         """One 10 ms frame of what the speaker played (float32, 16 kHz)."""
         self._to_pcm(frame, self._ref_pcm)
         self._apm.process_reverse_stream(self._ref_frame)
+        playing = float(np.mean(frame.astype(np.float64) ** 2)) > _REF_ACTIVE
+        self._since_ref = 0 if playing else min(self._since_ref + 1, _REF_MEMORY)
 
     def process(self, frame: np.ndarray) -> np.ndarray:
-        """One 10 ms microphone frame in, the same frame with the echo removed out."""
+        """One 10 ms microphone frame in, the same frame with the echo removed out (unchanged where no echo path
+        was found)."""
         self._to_pcm(frame, self._mic_pcm)
+        energy = float(np.mean(frame.astype(np.float64) ** 2))
+        (self._mic_playing if self._since_ref < _REF_MEMORY else self._mic_quiet).append(energy)
+        self._until_judged -= 1
+        if self._until_judged <= 0:
+            self._until_judged = _JUDGE_EVERY
+            self._judge_echo_path()
         if self._delay_hint_ms:
             self._apm.set_stream_delay_ms(self._delay_hint_ms)
-        self._apm.process_stream(self._mic_frame)
+        self._apm.process_stream(self._mic_frame)  # always: the canceller stays adapted if an echo path appears
+        if self.echo_path is False:
+            return np.clip(frame, -1.0, 1.0).astype(np.float32)
         return self._mic_pcm * np.float32(1 / 32768)
+
+    def _judge_echo_path(self) -> None:
+        if len(self._mic_playing) < _EVIDENCE or len(self._mic_quiet) < _FLOOR_EVIDENCE:
+            return
+        floor = float(np.percentile(self._mic_quiet, 20)) + 1e-10
+        playing = float(np.median(self._mic_playing)) + 1e-10
+        found = 10 * np.log10(playing / floor) >= _ECHO_RISE_DB
+        if found != self.echo_path:
+            log.info("echo path %s: the mic's median while Venus plays is %.0f dB over its quiet floor",
+                     "found" if found else "not found (headphones?): the canceller is bypassed",
+                     10 * np.log10(playing / floor))
+        self.echo_path = bool(found)
 
     def _to_pcm(self, frame: np.ndarray, pcm: np.ndarray) -> None:
         if frame.shape != (AEC_FRAME,):
