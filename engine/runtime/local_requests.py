@@ -95,7 +95,8 @@ class LocalRequests:
 
     def actionable(self, text: str) -> bool:
         """A request the templates parse into a tool call as heard, even one that could grow ("launch the terminal",
-        "remind me to call mom"): it needs no more than a short pause (EndOfTurnOptions.request_max_silence_ms)."""
+        "remind me in an hour to call mom"): it needs no more than a short pause
+        (EndOfTurnOptions.request_max_silence_ms). One that needs a question back first is not."""
         match = self.match(text)
         return match is not None and not match.clarify
 
