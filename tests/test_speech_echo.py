@@ -146,3 +146,16 @@ def test_with_headphones_the_user_over_venus_is_heard_and_passes_the_canceller_w
     speakers, out = through(echo)
     venus_only = slice(len(before) - RATE, len(before) - RATE // 2)  # the end of the first sentence, no user
     assert speakers.echo_path is True and db(out[venus_only]) < db(echo[venus_only]) - 10
+
+
+def test_broken_mic_frames_are_no_evidence_of_a_missing_echo_path():
+    # NaN frames (a failing device) while Venus plays must not read as "no echo" and switch the canceller off
+    canceller = EchoCanceller()
+    rng = np.random.default_rng(5)
+    voice = (rng.standard_normal(160) * 0.1).astype(np.float32)
+    for i in range(400):
+        playing = i < 300
+        canceller.add_reference(voice if playing else np.zeros(160, np.float32))
+        mic = np.full(160, np.nan, np.float32) if playing else (rng.standard_normal(160) * 5e-4).astype(np.float32)
+        canceller.process(mic)
+    assert canceller.echo_path is None  # not judged: it cancels, as with an echo

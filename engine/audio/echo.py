@@ -75,7 +75,8 @@ class EchoCanceller:
         was found)."""
         self._to_pcm(frame, self._mic_pcm)
         energy = float(np.mean(frame.astype(np.float64) ** 2))
-        (self._mic_playing if self._since_ref < _REF_MEMORY else self._mic_quiet).append(energy)
+        if np.isfinite(energy):  # a broken frame (NaN from a failing device) is no evidence either way
+            (self._mic_playing if self._since_ref < _REF_MEMORY else self._mic_quiet).append(energy)
         self._until_judged -= 1
         if self._until_judged <= 0:
             self._until_judged = _JUDGE_EVERY
