@@ -148,6 +148,50 @@ def test_with_headphones_the_user_over_venus_is_heard_and_passes_the_canceller_w
     assert speakers.echo_path is True and db(out[venus_only]) < db(echo[venus_only]) - 10
 
 
+@pytest.mark.parametrize("user_gain", [0.1, 0.03])
+def test_with_headphones_a_user_quieter_than_venus_is_heard_from_the_first_word(vad, user_gain):
+    # A headset's mic hears the user far below the level Venus plays at (-20 to -30 dB here). Once no echo path is
+    # measured, the guard stands down: its energy test (the onset must beat her level -24 dB) had dropped these
+    # users for as long as she spoke, and its raised threshold the soft start of a first word.
+    before = pad(espeak("Here is the weather for today: sunny in the morning, with clouds later on.", "en-gb"), 0, 1.0)
+    played = np.concatenate([before, espeak(VENUS_SAYS[3], "en-gb"), np.zeros(RATE, np.float32)]) * 0.9
+    late = []
+    for k, (text, voice) in enumerate([("What time is it?", "en-us"), ("Can you read that again?", "en-us+m3"),
+                                       (USER_SAYS[1], "en-us+f3"), (USER_SAYS[2], "en-gb")]):
+        user = espeak(text, voice)
+        onset = int(np.argmax(np.abs(user) > 0.02))
+        rng = np.random.default_rng(k)
+        mic = (rng.standard_normal(len(played)) * 1e-3 * user_gain).astype(np.float32)
+        at = len(before) + int(USER_AT_S * RATE)
+        mic[at:at + len(user)] += user_gain * user[: len(mic) - at]
+        starts = [s for s in _speech_starts(vad, played, mic) if s > len(before) / RATE]
+        if not starts or not -0.25 < starts[0] - (at + onset) / RATE < 0.05:
+            late.append((text, [round(s - (at + onset) / RATE, 2) for s in starts]))
+    assert not late, f"segments that missed the user's first word (start - onset, s): {late}"
+
+
+def test_over_a_speakers_echo_the_users_segment_starts_at_their_first_word(vad):
+    # The guard decides whether an onset over Venus's voice is the user; it used to decide where the segment began
+    # as well, and its energy test drops the quiet frames inside a first word (the stop in "What | time"), so the
+    # segment opened a word late (median 0.36 s after the first sound) and whisper heard "time a bit.".
+    says = ["Which one did you mean?", "Tell me more about the second one.", "Could you repeat the last part?",
+            "Put it on my calendar instead.", "Go back to the first thing.", "That's not what I asked."]
+    rng = np.random.default_rng(11)
+    lateness = []
+    for k in range(12):
+        played = pad(piper(VENUS_SAYS[k % 4]), 0.3, 0.8)
+        user = espeak(says[k % 6], voice=USER_VOICES[k % 4]) * 0.5
+        first_sound = int(np.argmax(np.abs(user) > 0.01))
+        echo = room(played, delay_ms=30 + 10 * k, gain_db=-10 - k, reverberance=20 + (k * 13) % 60)
+        mic = echo + rng.standard_normal(len(echo)).astype(np.float32) * 1e-3
+        at = int(USER_AT_S * RATE)
+        mic[at:at + len(user)] += user[: len(mic) - at]
+        starts = [s for s in _speech_starts(vad, played, mic) if s > USER_AT_S - 0.6]
+        lateness.append(starts[0] - (at + first_sound) / RATE if starts else 9.0)
+    assert sum(late < 9.0 for late in lateness) >= 11, lateness  # the user is heard (5-15 dB over the echo)
+    assert np.median(lateness) < 0.05 and min(lateness) > -0.6, np.round(lateness, 2)
+
+
 def test_broken_mic_frames_are_no_evidence_of_a_missing_echo_path():
     # NaN frames (a failing device) while Venus plays must not read as "no echo" and switch the canceller off
     canceller = EchoCanceller()

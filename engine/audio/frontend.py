@@ -22,6 +22,10 @@ from engine.vad import (
 )
 
 _EMPTY = np.zeros(0, np.float32)
+# How far before the frame that opens a segment over Venus's voice its start may reach back, to where the VAD's run
+# of speech began: a first word's length (a first syllable of up to 0.3 s was lost), bounded so that a run that
+# echo residual kept going cannot pull her words into the user's segment.
+ONSET_LOOKBACK_MS = 500
 
 
 @dataclass(frozen=True)
@@ -58,6 +62,8 @@ class SpeechFrontEnd:
         self._raw_frame = np.zeros(FRAME_SAMPLES, np.float32)  # the same frame before cancellation
         self._filled = 0
         self._prob = 0.0
+        self._run_start = -1  # first sample of the current run of frames the VAD scored as speech (hysteresis)
+        self._lookback = ONSET_LOOKBACK_MS * SAMPLE_RATE // 1000
 
     @property
     def echo_active(self) -> bool:
@@ -139,13 +145,32 @@ class SpeechFrontEnd:
 
     def _score_frame(self, start: int) -> VadTransition | None:
         prob = self.vad(self._frame)
-        threshold = None
-        if self.guard is not None and not self.segmenter.in_speech:
+        if prob < self.segmenter.options.neg_threshold:
+            self._run_start = -1
+        elif self._run_start < 0:
+            self._run_start = start
+        threshold, onset = None, -1
+        if self.guard is not None and not self.segmenter.in_speech and not self.no_echo_path:
             threshold = self.guard.threshold(self.segmenter.options.threshold)
             if not self.guard.allows(self._frame, self._raw_frame):
                 prob = 0.0  # the frame is no louder than the echo we expect: not the user
+            if self.guard.active and self._run_start >= 0:
+                # The guard decides whether an onset is the user, not where it began: it drops the quiet frames
+                # inside a word ("What | time", the stop before the t) and the soft first frames under its raised
+                # threshold, so the segment opened a word late. It starts where the VAD's run began instead.
+                onset = max(self._run_start, start - self._lookback)
         self._prob = prob
-        return self.segmenter.push(prob, start, threshold)
+        return self.segmenter.push(prob, start, threshold, onset)
+
+    @property
+    def no_echo_path(self) -> bool:
+        """True once the canceller has measured that no echo reaches the mic (headphones): the guard then stands
+        down, since there is no echo for an onset to exceed. Its energy test had held back a user quieter than
+        Venus's own signal (most headsets: the mic speaks at -30 dBFS, the reference plays near full scale), and
+        its raised threshold the soft start of their first word ("What time is it?" over her voice was heard as
+        "time a bit.").
+        """
+        return self.echo is not None and self.echo.echo_path is False
 
     @property
     def silence_pending_since(self) -> int:

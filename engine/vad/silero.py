@@ -113,14 +113,19 @@ class VadSegmenter:
         """First sample of the silence that may be closing the open segment, or -1."""
         return self._silence_start
 
-    def push(self, prob: float, frame_start: int, threshold: float | None = None) -> VadTransition | None:
-        """Feed the probability of the frame starting at `frame_start`; returns a transition when one happens."""
+    def push(self, prob: float, frame_start: int, threshold: float | None = None,
+             onset: int = -1) -> VadTransition | None:
+        """Feed the probability of the frame starting at `frame_start`; returns a transition when one happens.
+
+        `onset`, where known, is the sample where this speech began before it passed `threshold` (the echo guard
+        raises the threshold and drops frames while Venus speaks, but the user started earlier).
+        """
         opens = self.options.threshold if threshold is None else threshold
         frame_end = frame_start + FRAME_SAMPLES
         if not self.in_speech:
             if prob >= opens:
                 if self._candidate_start < 0:
-                    self._candidate_start = frame_start
+                    self._candidate_start = frame_start if onset < 0 else min(frame_start, onset)
                 self._speech_run += FRAME_SAMPLES
                 if self._speech_run >= max(self._min_speech, FRAME_SAMPLES):
                     self.in_speech = True
