@@ -62,3 +62,52 @@ def test_results_finishing_mid_answer_are_spoken_after_it_not_over_it(tmp_path, 
     # both results were woven into one turn, not one turn each
     assert sum(isinstance(e, ev.ControlDecision) and e.seq > result.seq and e.turn_id != notice_turn.turn_id
                for e in events) == 1
+
+
+def _reminder_cut_off(tmp_path, wait_until, cut) -> list[ev.Event]:
+    """A reminder fires while the user is quiet; `cut(runtime)` cuts it off after its first words are heard."""
+    mic = tmp_path / "quiet-room.wav"
+    sf.write(mic, np.zeros(16000 * 60, np.float32), 16000)
+    session = open_session(Settings(), mic=mic, speaker=tmp_path / "venus.wav", persist=False, harness=True)
+    timeline = session.timeline
+    try:
+        assert session.runtime.wait_ready()
+        session.harness.submit("set_timer", {"seconds": 0.5, "text": "the tea is ready to pour"})
+
+        def notice_begun() -> bool:
+            notice = next((e for e in timeline.events() if isinstance(e, ev.AssistantTurnEnd)
+                           and e.reason == "notice"), None)
+            return notice is not None and any(isinstance(e, ev.SpeechSpan) and e.turn_id == notice.turn_id
+                                              and e.heard_words for e in timeline.events())
+
+        assert wait_until(notice_begun, timeout=60)
+        cut(session.runtime)
+        assert wait_until(lambda: any(isinstance(e, ev.Interruption) for e in timeline.events()), timeout=30)
+        wait_until(lambda: sum(isinstance(e, ev.AssistantTurnEnd) and e.reason == "notice"
+                               for e in timeline.events()) > 1, timeout=20)
+        assert session.runtime.wait_idle(120)
+    finally:
+        session.close()
+    return timeline.events()
+
+
+def test_a_reminder_cut_off_before_its_words_were_heard_is_said_again_after_the_answer(tmp_path, wait_until):
+    # Found by voice: "What time is it?" over "Excuse me, a reminder: | scratch" got the time, and the reminder was
+    # never heard; the timeline also said it had been heard whole.
+    events = _reminder_cut_off(tmp_path, wait_until, lambda runtime: runtime.send_text("What time is it?"))
+    notices = [e for e in events if isinstance(e, ev.AssistantTurnEnd) and e.reason == "notice"]
+    cut = next(e for e in events if isinstance(e, ev.Interruption))
+    assert cut.turn_id == notices[0].turn_id and "pour" in cut.unheard_text and "pour" not in cut.heard_text
+    answer = next(e for e in events if isinstance(e, ev.AssistantTurnEnd) and e.reason == "intent")
+    assert len(notices) == 2 and notices[1].seq > answer.seq, [(e.reason, e.text) for e in notices + [answer]]
+    assert notices[1].text == notices[0].text and "the tea is ready to pour" in notices[1].text
+    spans = [s for s in events if isinstance(s, ev.SpeechSpan) and s.turn_id == notices[1].turn_id]
+    assert "pour" in " ".join(w for s in spans for w in s.heard_words)  # said to the end this time
+
+
+def test_a_reminder_dismissed_with_the_stop_button_is_not_said_again(tmp_path, wait_until):
+    events = _reminder_cut_off(tmp_path, wait_until, lambda runtime: runtime.stop_talking())
+    notices = [e for e in events if isinstance(e, ev.AssistantTurnEnd) and e.reason == "notice"]
+    cut = next(e for e in events if isinstance(e, ev.Interruption))
+    assert cut.turn_id == notices[0].turn_id and "pour" in cut.unheard_text  # heard in part, and recorded so
+    assert len(notices) == 1

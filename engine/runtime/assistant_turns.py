@@ -32,6 +32,7 @@ class VenusTurn:
         self.turn: Any = None  # the engine.llm AssistantTurn, once started
         self.utterance: Utterance | None = None
         self.cancelled = False
+        self.spoken = ""  # a fixed sentence's words (AssistantTurns.speak), to tell what of them was heard
         self.done = threading.Event()  # everything generated and played, or dropped
 
 
@@ -148,6 +149,7 @@ class AssistantTurns:
     def speak(self, ref: VenusTurn, text: str, reason: str = "notice") -> None:
         """Say `text` as the words of the (already decided) turn `ref`, then end it."""
         self.timeline.append(ev.AssistantTurnEnd(turn_id=ref.turn_id, text=text, heard_text=text, reason=reason))
+        ref.spoken = text
 
         def speak() -> None:
             try:
@@ -199,6 +201,8 @@ class AssistantTurns:
         if ref.from_llm:
             self.conversation.cancel()  # urgent: stops the decode before its next step, takes no lock
             self._jobs.submit(self._cut_to_heard, ref, reason)
+        elif ref.spoken:
+            self._jobs.submit(self._cut_said_to_heard, ref, reason)
 
     def heard_text(self, turn_id: str) -> str:
         """The words of Venus's turn that were played (the mouth's report, else the timeline's speech spans)."""
@@ -246,6 +250,14 @@ class AssistantTurns:
         if ref.utterance is not None:
             ref.utterance.done.wait(self.options.heard_wait_s)  # the cut clause's heard words are reported by then
         self.conversation.apply_interruption(ref.turn_id, self.heard_text(ref.turn_id), reason)
+
+    def _cut_said_to_heard(self, ref: VenusTurn, reason: str) -> None:
+        # A fixed sentence (a reminder, an acknowledgement) cut off: the timeline and the model's context keep the
+        # words the user heard of it, as for an answer; its turn end had recorded it as heard whole.
+        ref.done.wait(self.options.heard_wait_s)
+        heard = self.heard_text(ref.turn_id) if ref.utterance is not None else ""
+        if heard.strip() != ref.spoken.strip():
+            self.conversation.apply_interruption(ref.turn_id, heard, reason)
 
 
 class _Clauses:

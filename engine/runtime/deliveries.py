@@ -30,6 +30,7 @@ class Delivery:
 
     text: str | None
     asking: str | None = None  # the task whose yes/no question the sentence asks
+    reminder: ev.ReminderFired | None = None  # the reminder the sentence says (said again if cut off unheard)
 
 
 class Deliveries:
@@ -68,7 +69,7 @@ class Deliveries:
         event = urgent or ready[0]
         self._queue.remove(event)
         if isinstance(event, ev.ReminderFired):
-            return Delivery(f"Excuse me, a reminder: {event.text}")
+            return Delivery(f"Excuse me, a reminder: {event.text}", reminder=event)
         if isinstance(event, LateAnswer):
             return Delivery(event.text)
         if isinstance(event, ev.ConfirmationRequested):

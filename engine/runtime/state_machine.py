@@ -18,7 +18,7 @@ from typing import Any
 from engine.intents import IntentMatch, IntentMatcher
 from engine.runtime.assistant_turns import AssistantTurns, VenusTurn
 from engine.runtime.cpu_share import CpuShare
-from engine.runtime.cues import social_formula
+from engine.runtime.cues import social_formula, split_words
 from engine.runtime.deliveries import Deliveries
 from engine.runtime.local_requests import LocalRequests
 from engine.runtime.mouth import Mouth
@@ -33,6 +33,7 @@ from engine.runtime.user_turn import TurnEnd, UserTurn
 from engine.settings import Settings
 from engine.timeline import events as ev
 from engine.timeline.timeline import Timeline
+from engine.tts.normalize import speakable
 
 log = logging.getLogger(__name__)
 
@@ -69,6 +70,8 @@ class StateMachine:
         self._turns = AssistantTurns(timeline, conversation, mouth, self._cpu, harness=harness, vision=vision,
                                      options=options)
         self._deliveries = Deliveries(options)
+        self._reminders_said: dict[str, ev.ReminderFired] = {}  # turn id -> the reminder it says
+        self._reminders_retold: set[str] = set()  # reminders said again once after they were cut off
         # the probe reads English (its weights were fitted on English turns): another language decides on silence
         # The probe is asked once the recogniser is done with the words (a pause's decode, or the final): it
         # evaluates the words the partials did not, on every core (one core took 100-190 ms for a final whose
@@ -185,6 +188,8 @@ class StateMachine:
                 self._person_present = event.person_present
             if event.facing_screen is not None:
                 self._tracker.facing_screen = event.facing_screen
+        elif isinstance(event, ev.Interruption):
+            self._on_interruption(event)
         elif getattr(event, "task_id", None) in self._requests:
             outcome = self._requests.on_event(event, self._turns.current)
             if outcome.later is not None:
@@ -262,6 +267,7 @@ class StateMachine:
         """One controller command from the inbox: "stop", "mute" or "ptt" (push-to-talk)."""
         if command == "stop":
             if self._turns.current is not None:
+                self._reminders_said.pop(self._turns.current.turn_id, None)  # dismissed: not said again
                 self._interrupt(str(value))
                 self._to(State.LISTENING)
         elif command == "mute":
@@ -468,5 +474,19 @@ class StateMachine:
             return
         if delivery.text is None:
             self._respond(actions=(ev.Action.RESPOND,))
-        else:
-            self._say(delivery.text, asking=delivery.asking)
+            return
+        self._say(delivery.text, asking=delivery.asking)
+        if delivery.reminder is not None and self._turns.current is not None:
+            self._reminders_said[self._turns.current.turn_id] = delivery.reminder
+
+    def _on_interruption(self, event: ev.Interruption) -> None:
+        # A reminder the user cut off by speaking or typing before its words were heard ("Excuse me, a reminder: |
+        # scratch", cut by "What time is it?") is said again at the next gap, once: the user asked for it and never
+        # heard it. The stop button dismisses it.
+        reminder = self._reminders_said.pop(event.turn_id, None)
+        if reminder is None or reminder.reminder_id in self._reminders_retold:
+            return
+        heard = set(split_words(event.heard_text))  # the voice reports the words as spoken ("2" as "two")
+        if not (set(split_words(reminder.text)) <= heard or set(split_words(speakable(reminder.text))) <= heard):
+            self._reminders_retold.add(reminder.reminder_id)
+            self._deliveries.add(reminder)
