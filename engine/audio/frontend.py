@@ -152,7 +152,8 @@ class SpeechFrontEnd:
         threshold, onset = None, -1
         if self.guard is not None and not self.segmenter.in_speech and not self.no_echo_path:
             threshold = self.guard.threshold(self.segmenter.options.threshold)
-            if not self.guard.allows(self._frame, self._raw_frame):
+            measured = self.echo is not None and self.echo.echo_path is True
+            if not self.guard.allows(self._frame, self._raw_frame, echo_measured=measured):
                 prob = 0.0  # the frame is no louder than the echo we expect: not the user
             if self.guard.active and self._run_start >= 0:
                 # The guard decides whether an onset is the user, not where it began: it drops the quiet frames
