@@ -266,3 +266,16 @@ def test_a_request_that_could_grow_is_actionable_as_heard(tmp_path) -> None:
         assert not requests.actionable("I had a long day at work")
     finally:
         harness.shutdown()
+
+
+def test_what_can_you_do_is_answered_from_the_tools_that_are_on(session) -> None:
+    # the 135M model answered "I can do everything I can for you"; the answer now comes from the harness's tools
+    timeline, runtime, said = session()
+    _ask(runtime, "What can you do?")
+    assert said[-1].startswith("I can set timers and reminders, take notes, tell the time")
+    assert "read your screen" in said[-1]
+    assert not any(isinstance(e, ev.DelegationDispatched) for e in timeline.events())  # an answer, no task
+
+    timeline, runtime, said = session(permissions={"read_screen": "off", "set_timer": "off", "set_reminder": "off"})
+    _ask(runtime, "what else can you help me with")
+    assert "tell the time" in said[-1] and "screen" not in said[-1] and "timer" not in said[-1]

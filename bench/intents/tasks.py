@@ -195,8 +195,8 @@ def arguments_equal(expected: dict[str, Any], actual: dict[str, Any], ignore: fr
 
 def judge(case: Case, hit: Any) -> Outcome:
     """The outcome of one match (`hit` is an IntentMatch or None)."""
-    if case.tool is None:
-        return Outcome.RIGHT if hit is None else Outcome.WRONG_TOOL
+    if case.tool is None:  # no tool may run; an answer that runs none ("What can you do?") is no tool either
+        return Outcome.RIGHT if hit is None or not hit.tool else Outcome.WRONG_TOOL
     if hit is None:
         return Outcome.MISS
     if hit.tool != case.tool:

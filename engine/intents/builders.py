@@ -69,6 +69,7 @@ class Context:
     now: datetime
     reminders: Sequence[Mapping[str, Any]]
     tasks: Sequence[Mapping[str, Any]]
+    tools: frozenset[str] | None = None  # the tools that are on (None: all)
 
 
 def _seconds(value: Any) -> float | None:
@@ -406,6 +407,29 @@ def cancel_task(slots: Slots, ctx: Context) -> Result:
     return Built("cancel_task", {"task_id": str(chosen["task_id"])})
 
 
+# What each family of built-in tools lets the user do, in the order "What can you do?" lists them.
+_CAPABILITIES = (
+    (("set_timer", "set_reminder"), "set timers and reminders"),
+    (("create_note", "search_notes"), "take notes"),
+    (("current_time",), "tell the time"),
+    (("calculate", "convert_units"), "do sums and conversions"),
+    (("open",), "open apps and websites"),
+    (("find_files",), "find files"),
+    (("read_clipboard", "write_clipboard"), "use your clipboard"),
+    (("read_screen",), "read your screen"),
+    (("system_status",), "check your system"),
+)
+
+
+def capabilities(slots: Slots, ctx: Context) -> Result:
+    """'What can you do?': said from the tools that are on (a tool turned off in settings is not offered)."""
+    can = [said for tools, said in _CAPABILITIES if ctx.tools is None or any(t in ctx.tools for t in tools)]
+    if not can:
+        return Clarify("Every tool is turned off in settings, so I can only talk with you.")
+    listed = can[0] if len(can) == 1 else ", ".join(can[:-1]) + " and " + can[-1]
+    return Clarify(f"I can {listed}. Or just talk with me.")
+
+
 BUILDERS: dict[str, Callable[..., Result]] = {
     "set_timer": set_timer, "set_timer_ask": set_timer_ask, "timed": timed, "remind": remind, "wake": wake,
     "remind_ask": remind_ask, "remind_told": remind_told, "list_reminders": list_reminders,
@@ -414,7 +438,7 @@ BUILDERS: dict[str, Callable[..., Result]] = {
     "current_time": current_time, "calculate": calculate, "calculate_verbs": calculate_verbs,
     "convert_units": convert_units, "open": open_target, "open_site": open_site, "read_clipboard": read_clipboard,
     "write_clipboard": write_clipboard, "read_screen": read_screen, "system_status": system_status,
-    "find_files": find_files, "list_tasks": list_tasks, "cancel_task": cancel_task,
+    "find_files": find_files, "list_tasks": list_tasks, "cancel_task": cancel_task, "capabilities": capabilities,
 }
 # Builders that also read the whole sentence (a word the templates match literally, such as "timer").
 NEEDS_SENTENCE = frozenset({"calculate_verbs", "cancel_reminder"})
@@ -422,4 +446,4 @@ NEEDS_SENTENCE = frozenset({"calculate_verbs", "cancel_reminder"})
 TOOL_OF = {"set_timer_ask": "set_timer", "timed": "set_timer", "remind": "set_reminder", "remind_told": "set_reminder",
            "wake": "set_reminder",
            "remind_ask": "set_reminder", "create_note_ask": "create_note", "calculate_verbs": "calculate",
-           "open_site": "open"}
+           "open_site": "open", "capabilities": ""}  # "": an answer, no tool

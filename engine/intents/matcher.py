@@ -30,6 +30,7 @@ class IntentContext:
     now: datetime = field(default_factory=datetime.now)
     reminders: Sequence[Mapping[str, Any]] = ()  # {"reminder_id", "text", "due_at"}
     tasks: Sequence[Mapping[str, Any]] = ()  # {"task_id", "tool", "title"}
+    tools: frozenset[str] | None = None  # the tools that are on (None: all), for "what can you do?"
 
 
 @dataclass(frozen=True)
@@ -91,7 +92,7 @@ class IntentMatcher:
         if not words or len(words.split()) > _MAX_WORDS:
             return None
         ctx = context or IntentContext()
-        view = Context(now=ctx.now, reminders=list(ctx.reminders), tasks=list(ctx.tasks))
+        view = Context(now=ctx.now, reminders=list(ctx.reminders), tasks=list(ctx.tasks), tools=ctx.tools)
         best: tuple[tuple[int, int, int], IntentMatch] | None = None
         with self._lock:
             readings = recognize_all(_prepare(words), self._intents)

@@ -80,7 +80,8 @@ class LocalRequests:
             return self._last[2]
         try:
             context = IntentContext(now=datetime.now(), reminders=self.harness.pending_reminders(),
-                                    tasks=self.harness.running_tasks())
+                                    tasks=self.harness.running_tasks(),
+                                    tools=frozenset(spec["name"] for spec in self.harness.tool_specs()))
             match = self.intents.match(text, context)
         except Exception:  # the LLM answers instead; a template bug must never silence Venus
             log.exception("intent matching failed for %r", text)
