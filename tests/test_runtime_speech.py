@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import time
+
 import numpy as np
+import pytest
 import soundfile as sf
 
 from engine.runtime.session import open_session
@@ -111,3 +114,40 @@ def test_a_reminder_dismissed_with_the_stop_button_is_not_said_again(tmp_path, w
     cut = next(e for e in events if isinstance(e, ev.Interruption))
     assert cut.turn_id == notices[0].turn_id and "pour" in cut.unheard_text  # heard in part, and recorded so
     assert len(notices) == 1
+
+
+def test_okay_stop_over_an_answer_stops_venus_and_gets_no_answer(tmp_path, wait_until):
+    # Found by voice: "Okay, stop." over a story stopped it, then got an answer of its own ("I'm afraid you're
+    # right, I'm afraid you're right."), talking over the silence it asked for.
+    from speech_helpers import espeak, have_tools
+
+    if not have_tools():
+        pytest.skip("espeak-ng and sox are needed to make speech inputs")
+    stop_at_s = 9.0
+    mic = np.zeros(16000 * 30, np.float32)
+    said = espeak("Okay, stop.", "en-gb") * 0.5
+    mic[int(stop_at_s * 16000):int(stop_at_s * 16000) + len(said)] += said
+    sf.write(tmp_path / "mic.wav", mic, 16000)
+    settings = Settings()
+    settings.llm.temperature = 0.0
+    session = open_session(settings, mic=tmp_path / "mic.wav", speaker=tmp_path / "venus.wav", persist=False)
+    timeline = session.timeline
+    try:
+        assert session.runtime.wait_ready()
+        start = session.speech._start_ms  # the session time of the mic file's first sample
+        assert wait_until(lambda: timeline.now_ms() >= start + (stop_at_s - 3.0) * 1000, timeout=30)
+        session.runtime.send_text("Tell me a long story about a dragon who lived in the mountains.")
+        assert wait_until(lambda: any(isinstance(e, ev.AsrFinal) and "stop" in e.text.lower()
+                                      for e in timeline.events()), timeout=60)
+        assert session.runtime.wait_idle(60)
+        time.sleep(1.0)  # an answer would have started by now
+    finally:
+        session.close()
+    events = timeline.events()
+    final = next(e for e in events if isinstance(e, ev.AsrFinal) and "stop" in e.text.lower())
+    story = next(e for e in events if isinstance(e, ev.ControlDecision))
+    assert any(isinstance(e, ev.Interruption) and e.turn_id == story.turn_id for e in events), "the story went on"
+    after = [e for e in events if e.seq > final.seq]
+    assert any(isinstance(e, ev.ControlDecision) and e.action == ev.Action.SILENT for e in after)
+    answers = [e for e in after if isinstance(e, (ev.AssistantTurnEnd, ev.SpeechSpan)) and e.turn_id != story.turn_id]
+    assert not answers, [(e.kind, getattr(e, "text", getattr(e, "planned_text", ""))) for e in answers]

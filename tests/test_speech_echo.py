@@ -170,6 +170,27 @@ def test_with_headphones_a_user_quieter_than_venus_is_heard_from_the_first_word(
     assert not late, f"segments that missed the user's first word (start - onset, s): {late}"
 
 
+def test_with_headphones_the_user_is_heard_over_venus_first_answer_of_the_session(vad):
+    # Found by voice: "Okay, stop." over her first answer went unheard. The echo path was judged only from her pauses
+    # and the second after she stopped, so through her whole first answer the canceller suppressed the user. The
+    # room heard before she spoke is the quiet floor now, and the path is judged 1.5 s into her voice.
+    answer = pad(espeak("Once upon a time there was a dragon who lived in the mountains above a quiet village, "
+                        "and every morning he flew down to the river to drink.", "en-gb"), 1.0, 1.0) * 0.9
+    late = []
+    for k, (text, voice) in enumerate([("Okay, stop.", "en-us"), ("Wait, what was his name?", "en-us+f3"),
+                                       ("Hold on a second.", "en-gb")]):
+        user = espeak(text, voice) * 0.1
+        rng = np.random.default_rng(k)
+        mic = (rng.standard_normal(len(answer)) * 2e-4).astype(np.float32)
+        at = int((3.5 + k) * RATE)  # 2.5 to 4.5 s into her answer
+        mic[at:at + len(user)] += user
+        onset = (at + int(np.argmax(np.abs(user) > 0.002))) / RATE
+        starts = [s for s in _speech_starts(vad, answer, mic) if s > 1.5]
+        if not starts or abs(starts[0] - onset) > 0.25:
+            late.append((text, [round(s - onset, 2) for s in starts]))
+    assert not late, f"the user over her first answer (segment start - onset, s): {late}"
+
+
 def test_over_a_speakers_echo_the_users_segment_starts_at_their_first_word(vad):
     # The guard decides whether an onset over Venus's voice is the user; it used to decide where the segment began
     # as well, and its energy test drops the quiet frames inside a first word (the stop in "What | time"), so the

@@ -165,3 +165,14 @@ def test_words_beyond_the_formulas_leave_the_turn_to_the_end_of_turn_model(words
     from engine.runtime.cues import social_formula
 
     assert not social_formula(words, "Venus")
+
+
+@pytest.mark.parametrize(("words", "only"), [
+    ("Okay, stop.", True), ("Stop it, please.", True), ("Wait, wait.", True), ("Hang on a minute, Venus.", True),
+    ("Never mind.", True), ("Stop, what time is it?", False), ("Wait, I meant Tuesday.", False), ("Okay.", False),
+    ("Stop the download.", False), ("", False),
+])
+def test_a_turn_that_only_asks_venus_to_stop_is_told_from_one_with_a_message(words: str, only: bool) -> None:
+    from engine.runtime.cues import only_stop
+
+    assert only_stop(words, "Venus") is only

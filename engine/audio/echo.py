@@ -70,6 +70,17 @@ class EchoCanceller:
         playing = float(np.mean(frame.astype(np.float64) ** 2)) > _REF_ACTIVE
         self._since_ref = 0 if playing else min(self._since_ref + 1, _REF_MEMORY)
 
+    def observe_quiet(self, audio: np.ndarray) -> None:
+        """Mic audio heard while the canceller is idle (nothing played within its hold time): evidence of the
+        room's quiet floor, so the echo path can be judged early in Venus's first answer of a session. Without
+        it the floor came only from her pauses and the second after she stopped: with headphones her whole first
+        answer was unjudged, the canceller suppressed the user, and "Okay, stop." went unheard."""
+        whole = len(audio) // AEC_FRAME
+        if whole:
+            frames = np.asarray(audio[-whole * AEC_FRAME:], np.float64).reshape(whole, AEC_FRAME)
+            energies = np.mean(frames * frames, axis=1)
+            self._mic_quiet.extend(energies[np.isfinite(energies)].tolist())
+
     def process(self, frame: np.ndarray) -> np.ndarray:
         """One 10 ms microphone frame in, the same frame with the echo removed out (unchanged where no echo path
         was found)."""

@@ -111,6 +111,8 @@ class SpeechFrontEnd:
             cleaned, raw = self._cancel(audio)
         else:
             cleaned = raw = audio
+            if self.echo is not None:
+                self.echo.observe_quiet(audio)
         if self.guard is not None:
             self.guard.advance(len(raw))
         transitions = self._run_vad(cleaned, raw)

@@ -249,6 +249,26 @@ def opens_with_stop(words: str) -> bool:
     return bool(_phrases(cue_words(words)[:2]) & STOP_CUES)
 
 
+# Words that finish a stop command rather than begin a message ("stop it", "wait a second", "stop talking now").
+_STOP_COMPLETIONS = frozenset("please now it that that's there talking a one second sec moment minute just for".split())
+
+
+def only_stop(words: str, assistant_name: str = "") -> bool:
+    """The words ask Venus to stop and say nothing else ("Okay, stop.", "Wait, wait.", "Venus, stop it please"): a
+    turn that needs no answer. Backchannel words and the assistant's name may go with the cue; any other word is
+    a message ("Stop, what time is it?")."""
+    tokens = cue_words(words)
+    covered: set[int] = set()
+    for i, token in enumerate(tokens):
+        if token in STOP_CUES:
+            covered.add(i)
+        if " ".join(tokens[i:i + 2]) in STOP_CUES:
+            covered |= {i, i + 1}
+    name = assistant_name.lower()
+    return bool(covered) and all(i in covered or t in BACKCHANNELS or t in _STOP_COMPLETIONS or t == name
+                                 for i, t in enumerate(tokens))
+
+
 def backchannel_score(tokens: list[str], *, soundalikes: bool = True) -> float:
     """Share of the words that belong to backchannel phrases (1.0 for "uh-huh", 0.0 for "what time is it");
     `soundalikes` False: whisper's mishearings of them ("and then") do not count, only the phrases themselves."""

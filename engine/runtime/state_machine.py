@@ -18,7 +18,7 @@ from typing import Any
 from engine.intents import IntentMatch, IntentMatcher
 from engine.runtime.assistant_turns import AssistantTurns, VenusTurn
 from engine.runtime.cpu_share import CpuShare
-from engine.runtime.cues import social_formula, split_words
+from engine.runtime.cues import only_stop, social_formula, split_words
 from engine.runtime.deliveries import Deliveries
 from engine.runtime.local_requests import LocalRequests
 from engine.runtime.mouth import Mouth
@@ -399,6 +399,14 @@ class StateMachine:
                 break
         if match is not None:
             self._delegate(match)
+            return
+        if not typed and self.end_of_turn.options.english_words \
+                and only_stop(self._scene.last_request, self.settings.conversation.assistant_name):
+            # "Okay, stop." asks for silence, and she has stopped: an answer would talk over what it asked for
+            self.timeline.append(ev.ControlDecision(turn_id=VenusTurn(from_llm=False).turn_id,
+                                                    action=ev.Action.SILENT))
+            self._claimed_floor = False
+            self._to(State.LISTENING)
             return
         # Typed text and a turn that interrupted Venus are meant for her; other speech may be for someone
         # else, so there silence stays possible.
