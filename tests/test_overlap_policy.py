@@ -591,3 +591,43 @@ def test_a_stop_read_from_a_closed_segments_partial_waits_for_its_final_unless_a
     for words in ("Stop.", "Venus."):
         verdict = decide(words, elapsed=700, active=False)
         assert verdict.stop and not verdict.provisional, (words, verdict.reason)
+
+
+@pytest.fixture(scope="module")
+def tool_request():
+    from engine.intents import IntentMatcher
+
+    matcher = IntentMatcher.load()
+
+    def parses(text: str) -> bool:
+        match = matcher.match(text)
+        return match is not None and bool(match.tool)
+
+    return parses
+
+
+def test_a_request_for_one_of_venus_tools_over_her_voice_is_for_her(tool_request) -> None:
+    # Found by voice: "convert 5 miles to kilometers" over her answer was taken for "a remark that neither asks Venus
+    # anything nor follows its topic", and "What is the capital of France?" after it for more of that side talk.
+    words = "convert 5 miles to kilometers"
+    assert decide(words, elapsed=2300, active=False, final=True).kind == OverlapKind.OTHER_ADDRESSEE  # without
+    with_intents = dataclasses.replace(SPEAKING, tool_request=tool_request)
+    verdict = decide(words, elapsed=2300, active=False, final=True, context=with_intents)
+    assert verdict.kind == OverlapKind.INTERRUPTION and verdict.stop, verdict.reason
+    side_talk = dataclasses.replace(with_intents, side_conversation=True)
+    assert decide("set a timer for ten minutes", elapsed=1500, active=False, final=True,
+                  context=side_talk).kind == OverlapKind.INTERRUPTION
+    # a call by name still says who is asked
+    assert decide("Tom, set a timer for ten minutes", elapsed=1500, active=False, final=True,
+                  context=with_intents).kind == OverlapKind.OTHER_ADDRESSEE
+
+
+def test_no_remark_to_someone_else_in_the_benchmark_pools_reads_as_a_tool_request(tool_request) -> None:
+    # the cue must not take talk to others, background speech or backchannels for a request: every split's pools
+    from bench.duplex import pools
+
+    for category in ("other_addressed", "background", "backchannels"):
+        for split in ("train", "dev", "test"):
+            said = [part for item in pools.pool(category, split)  # (the user's line, the other's reply)
+                    for part in ((item,) if isinstance(item, str) else item) if isinstance(part, str)]
+            assert said and not [s for s in said if tool_request(s)], (category, split)

@@ -20,6 +20,7 @@ import json
 import statistics
 import time
 from collections import defaultdict
+from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
@@ -27,6 +28,7 @@ import soundfile as sf
 
 from bench.duplex.evaluate import Transcriber
 from bench.duplex.generate import CATEGORIES
+from engine.intents import IntentMatcher
 from engine.runtime.overlap import ConversationContext, OverlapFeatures, OverlapOptions, OverlapPolicy
 from engine.runtime.turn_taking import EndOfTurnDetector, strip_asr_punctuation
 from engine.speaker import SpeakerProfile
@@ -120,7 +122,8 @@ def judge_turn_end(meta: dict, audio: np.ndarray, asr: CachedTranscriber, detect
 
 
 def judge_overlaps(meta: dict, audio: np.ndarray, asr: CachedTranscriber, policy: OverlapPolicy,
-                   partial_step_s: float = 0.3, embedder: SpeakerEmbedder | None = None) -> dict:
+                   partial_step_s: float = 0.3, embedder: SpeakerEmbedder | None = None,
+                   tool_request: Callable[[str], bool] | None = None) -> dict:
     """Run the overlap policy over every speech segment that overlaps Venus's expected answer.
 
     After the deadline a provisional verdict is reviewed on partial transcripts every `partial_step_s` while
@@ -137,7 +140,7 @@ def judge_overlaps(meta: dict, audio: np.ndarray, asr: CachedTranscriber, policy
     segments, stop_ms, side_conversation = [], None, False
     for event in meta["events"][1:]:
         context = ConversationContext(speaking_text=VENUS_SPEAKING, side_conversation=side_conversation,
-                                      topic_text=topic)
+                                      topic_text=topic, tool_request=tool_request)
         duration = event["end"] - event["start"]
 
         def features(elapsed_s: float, final: bool, _event=event) -> OverlapFeatures:
@@ -254,18 +257,28 @@ def main(argv: list[str] | None = None) -> int:
                         help="an OverlapOptions field for a sweep on train/dev, e.g. background_level_db=-12")
     parser.add_argument("--end-of-turn", choices=["llm", "lexical"], default="llm",
                         help="settings.conversation.end_of_turn_model: the LLM probe (default) or the lexical model")
+    parser.add_argument("--no-intents", action="store_true",
+                        help="judge overlaps without the local intents' reading of the words (as before 2026-12-07)")
     args = parser.parse_args(argv)
     probe = WordsProbe() if args.end_of_turn == "llm" else None
     asr = CachedTranscriber(args.asr_cache or args.cases / "asr-cache.json")
     detector, policy = EndOfTurnDetector(), OverlapPolicy(OverlapOptions(sensitivity=args.sensitivity,
                                                                  **_options(args.option)))
     embedder = default_embedder()  # the runtime's (conversation.voice_matching on, the default)
+    tool_request = None
+    if not args.no_intents:  # as the runtime: words the local intents parse for one of Venus's tools
+        matcher = IntentMatcher.load()
+
+        def tool_request(text: str) -> bool:
+            match = matcher.match(text)
+            return match is not None and bool(match.tool)
     rows, started = [], time.perf_counter()
     for category in CATEGORIES:
         for folder in sorted(args.cases.glob(f"{category}_*"))[: args.per_category]:
             meta = json.loads((folder / "metadata.json").read_text(encoding="utf-8"))
             audio, _ = sf.read(folder / "input.wav", dtype="float32")
-            judged = judge_overlaps(meta, audio, asr, policy, embedder=embedder) if "overlap" in meta else \
+            judged = judge_overlaps(meta, audio, asr, policy, embedder=embedder, tool_request=tool_request) \
+                if "overlap" in meta else \
                 judge_turn_end(meta, audio, asr, detector, probe)
             rows.append({"case": folder.name, "category": category, **judged})
     asr.save()

@@ -332,9 +332,11 @@ def overlap_scores(f: OverlapFeatures, context: ConversationContext, options: Ov
         "echo": max(echo_text, f.echo_likelihood or 0.0),
         "facing_screen": 0.5 if f.facing_screen is None else float(f.facing_screen),
         "asked_question": float(context.speaking_text.rstrip().endswith("?")),
+        "tool_request": float(context.tool_request is not None and len(tokens) >= 2 and context.tool_request(f.words)),
     }
     if not o.english_words:  # the English lexicons would misread the words: only names the user gave count
         scores.update(backchannel=0.0, backchannel_words=0.0, stop_cue=0.0, request=0.0, lone_name=0.0, repeated_word=0.0,
+                      tool_request=0.0,
                       other_named=float(any(n.lower() in tokens for n in context.other_names)))
     return scores
 

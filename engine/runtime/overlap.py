@@ -11,6 +11,7 @@ engine.runtime.cues.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from engine.runtime.cues import (
@@ -147,6 +148,9 @@ class ConversationContext:
     # how long Venus's answer had been playing when the overlap began (None: unknown); speech a moment after
     # Venus started is the user going on with a turn Venus thought was over
     answer_age_ms: int | None = None
+    # whether words are a request the local intents parse for one of Venus's tools ("convert 5 miles to
+    # kilometers", "set a timer for ten minutes"): the grammar of what she is asked to do (None: not known)
+    tool_request: Callable[[str], bool] | None = None
 
 
 _NAME_SCORES = ("assistant_named", "other_named", "lone_name", "repeated_word")  # the scores that are names
@@ -249,6 +253,11 @@ class OverlapPolicy:
         if s["repeated_word"]:
             return verdict(OverlapKind.OTHER_ADDRESSEE, f"the same lone word in two partials, no cue or request: "
                            f"most likely a name whisper does not know ({f.words!r})", provisional=True)
+        if s["tool_request"]:
+            # a request for one of her tools is aimed at her, in a side conversation too: an imperative alone
+            # does not say who is asked ("Turn the oven off"), these say it is Venus ("Convert 5 miles to
+            # kilometers" was taken for talk to someone else, and the question after it with it)
+            return verdict(OverlapKind.INTERRUPTION, f"a request for one of Venus's tools: {f.words!r}")
         if context.side_conversation:
             return verdict(OverlapKind.OTHER_ADDRESSEE, f"the side conversation goes on: {f.words!r}")
         if context.follows == OverlapKind.OTHER_ADDRESSEE:
@@ -386,7 +395,8 @@ class OverlapPolicy:
         later = self.decide(features, context)
         # (a stop cue only where the final calls nobody: "Mike, wait for me." is still said to Mike)
         claims = later.scores.get("assistant_named") or (earlier.kind == OverlapKind.OTHER_ADDRESSEE
-                                                         and opens_with_stop(features.words) and not later.named)
+                                                         and opens_with_stop(features.words) and not later.named) \
+            or (later.scores.get("tool_request") and not later.named)  # "convert 5 miles to kilometers"
         if later.stop and claims:
             return OverlapVerdict(later.kind, f"revised (stop): the final words claim the floor: {later.reason}",
                                   later.scores, False, features.elapsed_ms)

@@ -3,6 +3,8 @@ the people around the user (from settings, and named in what the user said: "my 
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from engine.runtime.addressee import names_mentioned, overlap_hint
 from engine.runtime.overlap import ConversationContext
 from engine.settings import Settings
@@ -16,6 +18,7 @@ class Scene:
         self.last_request = ""  # the user's last turn: the topic Venus is talking about
         self.other_names: list[str] = [n.strip() for n in settings.conversation.household_names if n.strip()]
         self.speaking_clause: tuple[str, str] = ("", "")  # (turn id, text) of the last clause Venus spoke
+        self.tool_request: Callable[[str], bool] | None = None  # words the local intents parse for a tool
 
     def learn_names(self, text: str) -> bool:
         """Add the people the user named in `text`; True when there was someone new."""
@@ -36,4 +39,4 @@ class Scene:
         speaking = clause if turn_id is not None and clause_turn == turn_id else ""
         return ConversationContext(assistant_name=conv.assistant_name, speaking_text=speaking,
                                    user_name=conv.user_name, topic_text=self.last_request,
-                                   other_names=tuple(self.other_names))
+                                   other_names=tuple(self.other_names), tool_request=self.tool_request)

@@ -63,6 +63,7 @@ class StateMachine:
         self.muted = False
         self._user = UserTurn()  # the user's current turn
         self._scene = Scene(settings)
+        self._scene.tool_request = self._tool_request
         self._speaking_since = -1  # when Venus's current answer began to play
         self._claimed_floor = False  # the current user turn interrupted Venus (so it is addressed to her)
         self._tracker = OverlapTracker(overlap, options)
@@ -323,6 +324,11 @@ class StateMachine:
             self._to(State.LISTENING)
         elif end == TurnEnd.OVER:
             self._end_user_turn()
+
+    def _tool_request(self, text: str) -> bool:
+        # words over Venus's voice that the intents parse as a request for one of her tools (overlap policy)
+        match = self._requests.match(text)
+        return match is not None and bool(match.tool)
 
     def _closed_turn(self, text: str) -> bool:
         # A turn that cannot grow needs no long pause: a whole request ("what time is it?"), a reply to the
