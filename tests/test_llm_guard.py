@@ -41,6 +41,15 @@ def test_real_answers_pass(answer: str) -> None:
     assert ReplyGuard(SYSTEM).check(answer) is None
 
 
+def test_the_fence_of_tool_output_copied_into_an_answer_stops_it() -> None:
+    # SmolLM2-135M ended "Noted: The capital of France is Paris." with "</data>", the tag that fences tool output in
+    # its context; it was said as "data"
+    guard = ReplyGuard("You are Venus, a voice assistant.")
+    assert guard.check("The capital of France is Paris.\n</data>") is not None
+    assert guard.check('<data source="notes">') is not None
+    assert guard.check("The data shows it will rain.") is None
+
+
 def test_runs_too_short_to_tell_are_refused() -> None:
     with pytest.raises(ValueError):
         GuardOptions(prompt_run=2)

@@ -199,6 +199,11 @@ CASES = {
         ("Pick one and/or two.", "Pick one and or two."),
         ("Half ½ a cup.", "Half one half a cup."),
     ],
+    "markup": [  # tags a small model copies are not said ("</data>" was said as "data")
+        ("The capital of France is Paris.\n</data>", "The capital of France is Paris."),
+        ("<caption>A cat</caption> on a mat.", "A cat on a mat."),
+        ('<data source="web">It rains.</data>', "It rains."),
+    ],
 }
 
 TABLE = [(category, written, said) for category, cases in CASES.items() for written, said in cases]

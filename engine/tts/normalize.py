@@ -83,7 +83,12 @@ _PLAIN_NUMBER = re.compile(rf"(?<![\w.,]){SIGN}[0-9]+(?:[.,][0-9]+)?(?!\w)")
 _INVISIBLE = re.compile("[\u00ad\u200b-\u200f\u2060\ufe00-\ufe0f\ufeff]")
 
 
+# An XML or HTML tag ("</caption>", '<data source="x">'): markup a small model copies, never words to say.
+_TAG = re.compile(r"</?[A-Za-z][\w:-]*(?:\s+[\w:-]+(?:=\"[^\"]*\")?)*\s*/?>")
+
+
 def _prefilter(text: str) -> str:
+    text = _TAG.sub(" ", text)
     text = _INVISIBLE.sub("", text.replace("\r\n", "\n").replace("\r", "\n"))
     return text.replace("\u2212", "-").replace("\u2032", "'").replace("℃", "°C").replace("℉", "°F")
 
