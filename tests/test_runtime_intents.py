@@ -279,3 +279,21 @@ def test_what_can_you_do_is_answered_from_the_tools_that_are_on(session) -> None
     timeline, runtime, said = session(permissions={"read_screen": "off", "set_timer": "off", "set_reminder": "off"})
     _ask(runtime, "what else can you help me with")
     assert "tell the time" in said[-1] and "screen" not in said[-1] and "timer" not in said[-1]
+
+
+def test_a_reminder_is_cancelled_by_its_time_and_a_running_timer_counts_as_work(session) -> None:
+    # The harness keeps due times as Unix time, which the builders read as ISO only: "cancel my reminder at 9"
+    # was "I can't find a timer or reminder about 9." And "What are you working on?" with a timer running said
+    # "Nothing right now."
+    timeline, runtime, said = session()
+    _ask(runtime, "Set a timer for ten minutes")
+    _ask(runtime, "What are you working on?")
+    assert said[-1].startswith("Nothing is running. One timer or reminder is set, due in "), said[-1]
+    assert said[-1].endswith(("10 minutes.", "59 seconds.")), said[-1]
+    _ask(runtime, "Remind me tomorrow at 9 to water the plants")
+    _ask(runtime, "Cancel my reminder for tomorrow at 9")
+    assert said[-1] == "Okay, it's cancelled.", said
+    cancelled = [e for e in timeline.events() if isinstance(e, ev.DelegationDispatched) and e.tool == "cancel_reminder"]
+    assert len(cancelled) == 1
+    pending = runtime._machine._requests.harness.pending_reminders()
+    assert len(pending) == 1 and "water" not in pending[0]["text"], pending  # the timer is left

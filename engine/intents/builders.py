@@ -186,11 +186,21 @@ def _choose(which: str, items: Sequence[Mapping[str, Any]], fields: Sequence[str
     return items[best[1]]
 
 
-def _due_at(reminder: Mapping[str, Any]) -> datetime | None:
+def due_time(value: Any) -> datetime | None:
+    """A reminder's due time as a local naive datetime: the harness keeps Unix time (its pending_reminders), the
+    intent benchmark's contexts write ISO times. Read as ISO only, every reminder the runtime asked about by its time
+    ("cancel my reminder at 9") was "not found"."""
     try:
-        return datetime.fromisoformat(str(reminder.get("due_at", "")))
-    except ValueError:
+        if isinstance(value, int | float) and not isinstance(value, bool):
+            return datetime.fromtimestamp(value)
+        moment = datetime.fromisoformat(str(value))
+    except (ValueError, OverflowError, OSError):
         return None
+    return moment.astimezone().replace(tzinfo=None) if moment.tzinfo is not None else moment
+
+
+def _due_at(reminder: Mapping[str, Any]) -> datetime | None:
+    return due_time(reminder.get("due_at", ""))
 
 
 def _by_time(which: str, reminders: Sequence[Mapping[str, Any]], now: datetime) -> Mapping[str, Any] | None:

@@ -8,9 +8,11 @@ only quoted, cut short, and never read as an instruction.
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping, Sequence
 from datetime import datetime
 from typing import Any
 
+from engine.intents.builders import due_time
 from engine.intents.matcher import IntentMatch
 
 _QUOTE_WORDS = 40  # the most words of screen or clipboard text read out; "want the rest?" is the UI's job
@@ -132,8 +134,10 @@ def _listing(items: list[str]) -> str:
     return ", ".join(items[:-1]) + " and " + items[-1]
 
 
-def render_result(match: IntentMatch, result: Any, now: datetime | None = None) -> str:
-    """What to say once the task for `match` succeeded with `result` (the tool's data)."""
+def render_result(match: IntentMatch, result: Any, now: datetime | None = None,
+                  reminders: Sequence[Mapping[str, Any]] = ()) -> str:
+    """What to say once the task for `match` succeeded with `result` (the tool's data); `reminders`: the timers
+    and reminders still to come ({"due_at", ...}), which "what are you working on?" mentions too."""
     now = now or datetime.now()
     data = result if isinstance(result, dict) else {}
     args = match.arguments
@@ -222,12 +226,29 @@ def render_result(match: IntentMatch, result: Any, now: datetime | None = None) 
         return f"I found {count}: {_listing(names)}{more}."
     if tool == "list_tasks":
         tasks = data.get("tasks") or []
-        if not tasks:
-            return "Nothing right now."
-        return f"I'm working on {_listing([str(t.get('title', t.get('tool', 'a task'))) for t in tasks[:3]])}."
+        working = f"I'm working on {_listing([str(t.get('title', t.get('tool', 'a task'))) for t in tasks[:3]])}." \
+            if tasks else "Nothing is running."
+        return f"{working} {_waiting(reminders, now)}".strip() if reminders else \
+            working if tasks else "Nothing right now."
     if tool == "cancel_task":
         return f"Okay, I stopped {data.get('title', 'it')}."
     return "Done."
+
+
+def _waiting(reminders: Sequence[Mapping[str, Any]], now: datetime) -> str:
+    # "One timer or reminder is set, due in 48 seconds." (a timer left running is work the user set Venus to do)
+    dues = sorted(d for d in (due_time(r.get("due_at")) for r in reminders) if d is not None)
+    if not dues:
+        return ""
+    left = (dues[0] - now).total_seconds()
+    due = f"in {duration(max(1.0, left))}" if left < 3600 else f"{_day(dues[0], now)} at {clock(dues[0])}"
+    if len(dues) == 1:
+        return f"One timer or reminder is set, due {due}."
+    return f"{_count_word(len(dues))} timers or reminders are set, the next due {due}."
+
+
+def _count_word(n: int) -> str:
+    return ("Two", "Three", "Four", "Five", "Six", "Seven", "Eight", "Nine")[n - 2] if 2 <= n <= 9 else str(n)
 
 
 def render_failure(match: IntentMatch, error: str) -> str:

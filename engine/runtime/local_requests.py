@@ -127,7 +127,8 @@ class LocalRequests:
             self._tasks[event.task_id] = task
             return RequestOutcome(later=event)
         if isinstance(event, ev.DelegationResult):
-            text = render_result(task.match, event.result)
+            due = self.harness.pending_reminders() if task.match.tool == "list_tasks" else ()
+            text = render_result(task.match, event.result, reminders=due)
         elif isinstance(event, ev.DelegationFailed):
             text = render_failure(task.match, event.error)
         else:  # cancelled, by the user, who knows it
