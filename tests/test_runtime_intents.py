@@ -297,3 +297,17 @@ def test_a_reminder_is_cancelled_by_its_time_and_a_running_timer_counts_as_work(
     assert len(cancelled) == 1
     pending = runtime._machine._requests.harness.pending_reminders()
     assert len(pending) == 1 and "water" not in pending[0]["text"], pending  # the timer is left
+
+
+def test_who_are_you_and_what_are_my_notes_are_answered_without_the_model(session) -> None:
+    # typed as a new user would: the 135M model answered "My name is Max, and I'm a creative AI assistant" to
+    # "what are my notes?" and "You're not here, you're here." to "who are you"
+    timeline, runtime, said = session()
+    _ask(runtime, "Who are you?")
+    assert said[-1] == "I'm Venus, a voice assistant running here on your computer. Ask me what I can do."
+    _ask(runtime, "Take a note: buy milk and eggs")
+    _ask(runtime, "what are my notes?")
+    assert "buy milk and eggs" in said[-1], said
+    _ask(runtime, "read my last note")
+    assert "buy milk and eggs" in said[-1], said
+    assert not any(isinstance(e, ev.AssistantToken) for e in timeline.events()), "the LLM was not asked"

@@ -70,6 +70,7 @@ class Context:
     reminders: Sequence[Mapping[str, Any]]
     tasks: Sequence[Mapping[str, Any]]
     tools: frozenset[str] | None = None  # the tools that are on (None: all)
+    assistant_name: str = "Venus"  # settings.conversation.assistant_name
 
 
 def _seconds(value: Any) -> float | None:
@@ -440,6 +441,12 @@ def capabilities(slots: Slots, ctx: Context) -> Result:
     return Clarify(f"I can {listed}. Or just talk with me.")
 
 
+def identity(slots: Slots, ctx: Context) -> Result:
+    """'Who are you?': her name (settings) and where she runs."""
+    return Clarify(f"I'm {ctx.assistant_name}, a voice assistant running here on your computer. "
+                   "Ask me what I can do.")
+
+
 BUILDERS: dict[str, Callable[..., Result]] = {
     "set_timer": set_timer, "set_timer_ask": set_timer_ask, "timed": timed, "remind": remind, "wake": wake,
     "remind_ask": remind_ask, "remind_told": remind_told, "list_reminders": list_reminders,
@@ -449,6 +456,7 @@ BUILDERS: dict[str, Callable[..., Result]] = {
     "convert_units": convert_units, "open": open_target, "open_site": open_site, "read_clipboard": read_clipboard,
     "write_clipboard": write_clipboard, "read_screen": read_screen, "system_status": system_status,
     "find_files": find_files, "list_tasks": list_tasks, "cancel_task": cancel_task, "capabilities": capabilities,
+    "identity": identity,
 }
 # Builders that also read the whole sentence (a word the templates match literally, such as "timer").
 NEEDS_SENTENCE = frozenset({"calculate_verbs", "cancel_reminder"})
@@ -456,4 +464,4 @@ NEEDS_SENTENCE = frozenset({"calculate_verbs", "cancel_reminder"})
 TOOL_OF = {"set_timer_ask": "set_timer", "timed": "set_timer", "remind": "set_reminder", "remind_told": "set_reminder",
            "wake": "set_reminder",
            "remind_ask": "set_reminder", "create_note_ask": "create_note", "calculate_verbs": "calculate",
-           "open_site": "open", "capabilities": ""}  # "": an answer, no tool
+           "open_site": "open", "capabilities": "", "identity": ""}  # "": an answer, no tool

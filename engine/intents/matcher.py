@@ -31,6 +31,7 @@ class IntentContext:
     reminders: Sequence[Mapping[str, Any]] = ()  # {"reminder_id", "text", "due_at"}
     tasks: Sequence[Mapping[str, Any]] = ()  # {"task_id", "tool", "title"}
     tools: frozenset[str] | None = None  # the tools that are on (None: all), for "what can you do?"
+    assistant_name: str = "Venus"  # for "who are you?"
 
 
 @dataclass(frozen=True)
@@ -92,7 +93,8 @@ class IntentMatcher:
         if not words or len(words.split()) > _MAX_WORDS:
             return None
         ctx = context or IntentContext()
-        view = Context(now=ctx.now, reminders=list(ctx.reminders), tasks=list(ctx.tasks), tools=ctx.tools)
+        view = Context(now=ctx.now, reminders=list(ctx.reminders), tasks=list(ctx.tasks), tools=ctx.tools,
+                       assistant_name=ctx.assistant_name)
         best: tuple[tuple[int, int, int], IntentMatch] | None = None
         with self._lock:
             readings = recognize_all(_prepare(words), self._intents)

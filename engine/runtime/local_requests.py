@@ -60,6 +60,7 @@ class LocalRequests:
                 log.error("local intents are off: %s", exc)
                 timeline.append(ev.SystemNotice(level="warning", code="intents-unavailable", text=(
                     f"Everyday requests go to the language model only: {exc}. {exc.fix or ''}".strip())))
+        self.assistant_name = "Venus"  # settings.conversation.assistant_name (the state machine sets it)
         self._tasks: dict[str, _IntentTask] = {}  # task id -> the request it answers
         self._last: tuple[str, float, IntentMatch | None] | None = None  # (text, monotonic time, its match)
 
@@ -81,7 +82,8 @@ class LocalRequests:
         try:
             context = IntentContext(now=datetime.now(), reminders=self.harness.pending_reminders(),
                                     tasks=self.harness.running_tasks(),
-                                    tools=frozenset(spec["name"] for spec in self.harness.tool_specs()))
+                                    tools=frozenset(spec["name"] for spec in self.harness.tool_specs()),
+                                    assistant_name=self.assistant_name)
             match = self.intents.match(text, context)
         except Exception:  # the LLM answers instead; a template bug must never silence Venus
             log.exception("intent matching failed for %r", text)

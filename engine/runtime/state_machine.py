@@ -59,6 +59,7 @@ class StateMachine:
         self.end_of_turn = end_of_turn
         self.options = options
         self._requests = LocalRequests(timeline, harness, options, intents)
+        self._requests.assistant_name = settings.conversation.assistant_name
         self.state = State.LISTENING
         self.muted = False
         self._user = UserTurn()  # the user's current turn
