@@ -295,3 +295,24 @@ def test_loading_parses_every_template_at_once_not_at_the_first_request():
     matcher = IntentMatcher.load()
     groups = [data for intent in matcher._intents.intents.values() for data in intent.data]
     assert groups and all("sentences" in vars(data) for data in groups)
+
+
+@pytest.mark.parametrize(("text", "said"), [
+    ("How many days until Christmas?", "18 days until Christmas, on Friday, December 25."),
+    ("how long until new year's eve", "24 days until New Year's Eve, on Thursday, December 31."),
+    ("How many days till Friday?", "4 days until Friday, December 11."),
+    ("how many days are left until the 20th", "13 days until Sunday, December 20."),
+    ("How far away is Halloween?", "328 days until Halloween, on Sunday, October 31."),
+    ("how many days until tomorrow", "That's tomorrow, Tuesday, December 8."),
+    ("how long until the weekend", "5 days until the weekend, on Saturday, December 12."),
+])
+def test_days_until_a_day_are_counted_from_the_clock(matcher: IntentMatcher, text: str, said: str) -> None:
+    # the 135M model answered "How many days until Christmas?" with "2 days" (on December 7)
+    match = matcher.match(text, IntentContext(now=datetime(2026, 12, 7, 11, 0)))
+    assert match is not None and match.intent == "days_until" and not match.tool and match.clarify == said
+
+
+@pytest.mark.parametrize("text", ["how long until the meeting", "how long to boil an egg", "how long until dinner",
+                                  "how many days until my birthday"])
+def test_a_day_the_calendar_does_not_know_is_left_to_the_model(matcher: IntentMatcher, text: str) -> None:
+    assert matcher.match(text, IntentContext(now=datetime(2026, 12, 7, 11, 0))) is None

@@ -8,9 +8,10 @@ template, or the LLM, gets the sentence).
 from __future__ import annotations
 
 import re
+import string
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import datetime, timedelta
 from typing import Any
 
 from engine.intents.slots import (
@@ -441,6 +442,46 @@ def capabilities(slots: Slots, ctx: Context) -> Result:
     return Clarify(f"I can {listed}. Or just talk with me.")
 
 
+# Days of the year that fall on the same date every year: what "until Christmas" means, a calendar fact.
+_FIXED_DAYS = {"christmas": (12, 25), "christmas day": (12, 25), "christmas eve": (12, 24), "xmas": (12, 25),
+               "new year": (1, 1), "new years": (1, 1), "new year's": (1, 1), "new year's day": (1, 1),
+               "new years day": (1, 1), "new year's eve": (12, 31), "new years eve": (12, 31),
+               "halloween": (10, 31), "valentine's day": (2, 14), "valentines day": (2, 14),
+               "valentine's": (2, 14), "valentines": (2, 14)}
+
+
+def _named_day(words: str, now: datetime) -> tuple[datetime, str] | None:
+    key = re.sub(r"[^\w' ]+", "", words.lower()).strip()
+    key = re.sub(r"^(the|next|this|this year's|this coming)\s+", "", key).strip()
+    if key in ("weekend", "the weekend"):  # Saturday (today, on a weekend)
+        ahead = 0 if now.weekday() >= 5 else 5 - now.weekday()
+        return now.replace(hour=0, minute=0, second=0, microsecond=0) + timedelta(days=ahead), "the weekend"
+    fixed = _FIXED_DAYS.get(key)
+    if fixed is not None:
+        day = now.replace(month=fixed[0], day=fixed[1], hour=0, minute=0, second=0, microsecond=0)
+        if day.date() < now.date():
+            day = day.replace(year=now.year + 1)
+        return day, words.strip().rstrip("?.!")
+    day = parse_date(words, now)
+    return (day, f"{day:%A}, {day:%B} {day.day}") if day is not None else None
+
+
+def days_until(slots: Slots, ctx: Context) -> Result:
+    """'How many days until Christmas?', '... until May 12th?', '... until Friday?': counted from the clock."""
+    found = _named_day(str(slots.get("when", "")), ctx.now)
+    if found is None:
+        return None  # not a day the templates know: the LLM answers
+    day, name = found
+    days = (day.date() - ctx.now.date()).days
+    on = f"{day:%A}, {day:%B} {day.day}"
+    if days == 0:
+        return Clarify("It's the weekend now." if name == "the weekend" else f"That's today, {on}.")
+    if days == 1:
+        return Clarify(f"That's tomorrow, {on}.")
+    said = name if name in (on, "the weekend") else string.capwords(name)  # "New Year's Eve"
+    return Clarify(f"{days} days until {said}." if name == on else f"{days} days until {said}, on {on}.")
+
+
 def identity(slots: Slots, ctx: Context) -> Result:
     """'Who are you?': her name (settings) and where she runs."""
     return Clarify(f"I'm {ctx.assistant_name}, a voice assistant running here on your computer. "
@@ -456,7 +497,7 @@ BUILDERS: dict[str, Callable[..., Result]] = {
     "convert_units": convert_units, "open": open_target, "open_site": open_site, "read_clipboard": read_clipboard,
     "write_clipboard": write_clipboard, "read_screen": read_screen, "system_status": system_status,
     "find_files": find_files, "list_tasks": list_tasks, "cancel_task": cancel_task, "capabilities": capabilities,
-    "identity": identity,
+    "identity": identity, "days_until": days_until,
 }
 # Builders that also read the whole sentence (a word the templates match literally, such as "timer").
 NEEDS_SENTENCE = frozenset({"calculate_verbs", "cancel_reminder"})
@@ -464,4 +505,4 @@ NEEDS_SENTENCE = frozenset({"calculate_verbs", "cancel_reminder"})
 TOOL_OF = {"set_timer_ask": "set_timer", "timed": "set_timer", "remind": "set_reminder", "remind_told": "set_reminder",
            "wake": "set_reminder",
            "remind_ask": "set_reminder", "create_note_ask": "create_note", "calculate_verbs": "calculate",
-           "open_site": "open", "capabilities": "", "identity": ""}  # "": an answer, no tool
+           "open_site": "open", "capabilities": "", "identity": "", "days_until": ""}  # "": an answer, no tool
