@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from engine.llm.context import _FENCE_LOOKALIKE
+from engine.llm.context import FENCE_LOOKALIKE
 
 _WORD = re.compile(r"[^\W_]+(?:'[^\W_]+)?")
 
@@ -47,7 +47,7 @@ class ReplyGuard:
 
     def check(self, answer: str) -> str | None:
         """The reason to stop the answer (it recites the system message, or loops), else None."""
-        if _FENCE_LOOKALIKE.search(answer):
+        if FENCE_LOOKALIKE.search(answer):
             # the tag Venus fences tool output with in the context, copied ("Paris.\n</data>", SmolLM2-135M)
             return "the answer wrote the fence of tool output (<data>)"
         words = _words(answer)

@@ -493,6 +493,8 @@ class StateMachine:
         self._say(delivery.text, asking=delivery.asking)
         if delivery.reminder is not None and self._turns.current is not None:
             self._reminders_said[self._turns.current.turn_id] = delivery.reminder
+            while len(self._reminders_said) > 8:  # only a reminder just said can be cut off: keep the last few
+                self._reminders_said.pop(next(iter(self._reminders_said)))
 
     def _on_interruption(self, event: ev.Interruption) -> None:
         # A reminder the user cut off by speaking or typing before its words were heard ("Excuse me, a reminder: |
