@@ -128,6 +128,7 @@ class ReminderRecord:
     due_at: float
     fired: bool
     cancelled: bool
+    created_at: float = 0.0  # Unix time it was set
 
 
 def default_store_file() -> Path:
@@ -229,7 +230,7 @@ class TaskStore:
         """Reminders neither fired nor cancelled, soonest first."""
         rows = self._read(select(_reminders).where(~_reminders.c.fired, ~_reminders.c.cancelled)
                           .order_by(_reminders.c.due_at))
-        return [ReminderRecord(r.id, r.text, r.due_at, r.fired, r.cancelled) for r in rows]
+        return [ReminderRecord(r.id, r.text, r.due_at, r.fired, r.cancelled, r.created_at) for r in rows]
 
     # ---- notes ----------------------------------------------------------------------------------------------
 

@@ -7,6 +7,7 @@ from __future__ import annotations
 import pytest
 
 from engine.llm import OFFER, ChatMessage, SentenceBudget, asks_for_more, sentence_ends
+from engine.llm.chunker import chunk_stream
 from engine.settings import Settings
 from engine.timeline import events as ev
 
@@ -21,6 +22,19 @@ def test_sentences_are_counted_as_the_chunker_cuts_them() -> None:
     assert not SentenceBudget(0).full  # 0 = no budget
     with pytest.raises(ValueError):
         SentenceBudget(-1)
+
+
+def test_the_numbers_of_a_numbered_list_end_no_sentence() -> None:
+    # SmolLM2-135M answered "Add milk to my shopping list" with "1. Add milk to your shopping list\n2." and the
+    # budget, counting "1." and "2." as two sentences, cut it there: "... shopping list 2. Want me to go on?"
+    listing = "1. Add milk to your shopping list\n2. Buy eggs and bread.\n3) Call Mom."
+    assert sentence_ends(listing) == 2
+    assert list(chunk_stream(listing)) == ["1. Add milk", "to your shopping list\n2. Buy", "eggs and bread.",
+                                           "3) Call Mom."]
+    # a number that ends a sentence still ends it, at the start of a chunk too
+    assert sentence_ends("I am 25.") == 1 and sentence_ends("Rooms: 12. Floors: 3.") == 2
+    assert list(chunk_stream("The answer is, 25. Then we stop here.")) == ["The answer is,", "25.",
+                                                                             "Then we stop here."]
 
 
 @pytest.mark.parametrize("text", ["Tell me more about it in detail", "Can you explain that in detail?", "go on",

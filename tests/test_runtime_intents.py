@@ -311,3 +311,23 @@ def test_who_are_you_and_what_are_my_notes_are_answered_without_the_model(sessio
     _ask(runtime, "read my last note")
     assert "buy milk and eggs" in said[-1], said
     assert not any(isinstance(e, ev.AssistantToken) for e in timeline.events()), "the LLM was not asked"
+
+
+def test_time_left_on_a_timer_is_counted_down_from_the_harness(session) -> None:
+    # "How much time is left on my timer?" listed the timer by the words it will say when it ends: "You have one:
+    # Your 5 minutes timer is done. at 1:36 PM."
+    import re
+
+    timeline, runtime, said = session()
+    _ask(runtime, "Set a timer for five minutes")
+    _ask(runtime, "Remind me in an hour to call the bank")
+    _ask(runtime, "How much time is left on my timer?")
+    answer = _turn_ends(timeline)[-1].text
+    assert re.fullmatch(r"Your 5 minute timer has (5 minutes|4 minutes and \d+ seconds?) left\.", answer), answer
+    _ask(runtime, "how long until my reminder goes off")
+    answer = _turn_ends(timeline)[-1].text
+    assert re.fullmatch(r"Your reminder, call the bank, is in (59 minutes|an hour), at .+\.", answer), answer
+    _ask(runtime, "What timers do I have?")
+    answer = _turn_ends(timeline)[-1].text
+    assert answer.startswith("You have 2: a 5 minute timer at "), answer
+    assert "timer is done" not in answer and "call the bank at" in answer, answer

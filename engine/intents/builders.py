@@ -491,6 +491,7 @@ def identity(slots: Slots, ctx: Context) -> Result:
 BUILDERS: dict[str, Callable[..., Result]] = {
     "set_timer": set_timer, "set_timer_ask": set_timer_ask, "timed": timed, "remind": remind, "wake": wake,
     "remind_ask": remind_ask, "remind_told": remind_told, "list_reminders": list_reminders,
+    "time_left": list_reminders,
     "cancel_reminder": cancel_reminder,
     "create_note": create_note, "create_note_ask": create_note_ask, "search_notes": search_notes,
     "current_time": current_time, "calculate": calculate, "calculate_verbs": calculate_verbs,
@@ -505,4 +506,4 @@ NEEDS_SENTENCE = frozenset({"calculate_verbs", "cancel_reminder"})
 TOOL_OF = {"set_timer_ask": "set_timer", "timed": "set_timer", "remind": "set_reminder", "remind_told": "set_reminder",
            "wake": "set_reminder",
            "remind_ask": "set_reminder", "create_note_ask": "create_note", "calculate_verbs": "calculate",
-           "open_site": "open", "capabilities": "", "identity": "", "days_until": ""}  # "": an answer, no tool
+           "open_site": "open", "time_left": "list_reminders", "capabilities": "", "identity": "", "days_until": ""}  # "": an answer, no tool

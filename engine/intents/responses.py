@@ -134,6 +134,54 @@ def _listing(items: list[str]) -> str:
     return ", ".join(items[:-1]) + " and " + items[-1]
 
 
+def _due(item: Mapping[str, Any]) -> datetime:
+    return datetime.fromisoformat(str(item["due_at"]))
+
+
+def _reminder_label(item: Mapping[str, Any]) -> str:
+    """'a 5 minute timer' for a timer set without words (its text is Venus's own 'Your ... timer is done.'),
+    else the reminder's words."""
+    if item.get("timer") and item.get("set_at"):
+        length = round((_due(item) - datetime.fromisoformat(str(item["set_at"]))).total_seconds())
+        for size, unit in ((3600, "hour"), (60, "minute"), (1, "second")):
+            if length % size == 0 and length // size < (24 if size == 3600 else 60):
+                count = length // size
+                return f"a {'one' if count == 1 else count} {unit} timer"
+        return f"a timer for {duration(length)}"
+    return str(item.get("text", "a reminder")).strip().rstrip(".")
+
+
+def _left(seconds: float) -> str:
+    """Time still to go as a listener wants it: to the second under ten minutes, then to the minute."""
+    seconds = max(1, round(seconds))
+    if seconds >= 600:
+        seconds = round(seconds / 60) * 60
+    return duration(seconds)
+
+
+def _time_left(items: list[Mapping[str, Any]], said: str, now: datetime) -> str:
+    """'How much time is left on my timer?': the soonest timer (or reminder, or alarm, as asked) and its time."""
+    asked = re.search(r"\b(timer|reminder)s?\b", said, re.IGNORECASE)
+    kind = asked.group(1).lower() if asked else ""
+    pool = [item for item in items if not kind or bool(item.get("timer")) == (kind == "timer")] or items
+    if not pool:
+        return "You have no timers running." if kind == "timer" else "You have no timers or reminders."
+    first = pool[0]
+    due = _due(first)
+    left = (due - now).total_seconds()
+    if left <= 0:
+        return f"{_reminder_label(first)[:1].upper()}{_reminder_label(first)[1:]} is going off now."
+    if first.get("timer"):
+        answer = f"Your {_reminder_label(first).removeprefix('a ')} has {_left(left)} left."  # "Your 5 minute timer"
+    else:
+        at = clock(due) if due.date() == now.date() else f"{_day(due, now)} at {clock(due)}"
+        answer = f"Your reminder, {_reminder_label(first)}, is in {_left(left)}, at {at}."
+    others = len(pool) - 1
+    if others:
+        answer += f" {others} more after it." if others > 1 else " One more after it."
+    return answer
+
+
 def render_result(match: IntentMatch, result: Any, now: datetime | None = None,
                   reminders: Sequence[Mapping[str, Any]] = ()) -> str:
     """What to say once the task for `match` succeeded with `result` (the tool's data); `reminders`: the timers
@@ -154,13 +202,15 @@ def render_result(match: IntentMatch, result: Any, now: datetime | None = None,
             return f"Okay, I'll wake you {_day(when, now)} at {clock(when)}."
         return f"Okay, I'll remind you {_day(when, now)} at {clock(when)} to {args.get('text', '')}."
     if tool == "list_reminders":
-        items = data.get("reminders") or []
+        items = [item for item in data.get("reminders") or [] if item.get("due_at")]
+        if match.intent == "time_left":
+            return _time_left(items, match.text, now)
         if not items:
             return "You have no timers or reminders."
-        spoken = []
-        for item in items[:3]:
-            due = datetime.fromisoformat(str(item.get("due_at")))
-            spoken.append(f"{item.get('text', 'a timer')} at {clock(due)}")
+        spoken = [f"{_reminder_label(item)} at {clock(_due(item))}" for item in items[:3]]
+        left = (_due(items[0]) - now).total_seconds()
+        if len(items) == 1 and 0 < left < 3600:
+            spoken[0] += f", in {_left(left)}"
         more = f", and {len(items) - 3} more" if len(items) > 3 else ""
         count = "one" if len(items) == 1 else str(len(items))
         return f"You have {count}: {_listing(spoken)}{more}."

@@ -10,6 +10,7 @@ _SENTENCE_END = ".!?…"
 _CLAUSE_END = ",;:—"
 _ABBREVIATIONS = {"mr", "mrs", "ms", "dr", "prof", "st", "vs", "etc", "e.g", "i.e", "approx", "no", "jr", "sr"}
 _WORD = re.compile(r"\S+")
+_ENUMERATOR = re.compile(r"\d{1,2}[.)]")  # "1." / "2)" opening an item of a numbered list
 
 
 @dataclass(frozen=True)
@@ -40,13 +41,16 @@ class ClauseChunker:
         self.options = options or ChunkerOptions()
         self._buffer = ""
         self._emitted = 0
+        self._line_start = True  # the buffer begins a line (the answer's first, or after a newline)
 
     def push(self, piece: str) -> list[str]:
         """Add streamed text; returns the chunks that are now complete (possibly none)."""
         self._buffer += piece
         chunks = []
         while (cut := self._find_cut()) is not None:
-            chunk, self._buffer = self._buffer[:cut].strip(), self._buffer[cut:].lstrip()
+            rest = self._buffer[cut:]
+            chunk, self._buffer = self._buffer[:cut].strip(), rest.lstrip()
+            self._line_start = "\n" in rest[:len(rest) - len(self._buffer)]
             if chunk:
                 chunks.append(chunk)
                 self._emitted += 1
@@ -76,7 +80,8 @@ class ClauseChunker:
                 break  # the last word may still be growing; wait for the space after it
             word = match.group()
             last = word[-1]
-            if last in _SENTENCE_END and not _is_abbreviation(word):
+            if last in _SENTENCE_END and not _is_abbreviation(word) \
+                    and not _is_enumerator(text, match, self._line_start):
                 return end
             if last in _CLAUSE_END and words >= min_clause:
                 return end
@@ -86,9 +91,22 @@ class ClauseChunker:
 
 
 def sentence_ends(text: str) -> int:
-    """How many sentences end in `text`, by the same rule the chunker cuts at (abbreviations do not end one)."""
-    return sum(1 for m in _WORD.finditer(text)
-               if m.group()[-1] in _SENTENCE_END and not _is_abbreviation(m.group()))
+    """How many sentences end in `text`, by the same rule the chunker cuts at (abbreviations and the numbers
+    of a numbered list do not end one)."""
+    words = list(_WORD.finditer(text))
+    return sum(1 for i, m in enumerate(words)
+               if m.group()[-1] in _SENTENCE_END and not _is_abbreviation(m.group())
+               and not (i + 1 < len(words) and _is_enumerator(text, m, line_start=True)))
+
+
+def _is_enumerator(text: str, match: re.Match[str], line_start: bool) -> bool:
+    """ "1." at the start of a line is the number of a list item, not the end of a sentence ("I am 25." is)."""
+    if not _ENUMERATOR.fullmatch(match.group()):
+        return False
+    before = text[:match.start()]
+    if before.strip(" \t") == "":
+        return line_start
+    return before.rstrip(" \t").endswith("\n")
 
 
 def _is_abbreviation(word: str) -> bool:

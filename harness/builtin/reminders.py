@@ -17,6 +17,11 @@ from harness.tool import InvalidArguments, Permission, Tool, ToolContext, ToolOu
 MAX_DELAY_S = 366 * 86400  # a year ahead at most
 
 
+def _timer_text(seconds: float) -> str:
+    """What a timer set without words of its own says when it ends."""
+    return f"Your {_spoken_delay(seconds)} timer is done."
+
+
 def _spoken_delay(seconds: float) -> str:
     seconds = round(seconds)
     parts = []
@@ -78,7 +83,7 @@ class ReminderService:
     def set_timer(self, arguments: dict[str, Any], ctx: ToolContext) -> ToolOutput:
         """Tool: a reminder after a number of seconds."""
         seconds = float(arguments["seconds"])
-        text = arguments.get("text") or f"Your {_spoken_delay(seconds)} timer is done."
+        text = arguments.get("text") or _timer_text(seconds)
         reminder_id = self.add(text, time.time() + seconds)
         return ToolOutput(summary=f"Timer set for {_spoken_delay(seconds)}",
                           data={"reminder_id": reminder_id, "due_in_s": seconds, "text": text})
@@ -100,8 +105,10 @@ class ReminderService:
                           data={"reminder_id": reminder_id, "due_at": when.isoformat(), "text": arguments["text"]})
 
     def list_reminders(self, arguments: dict[str, Any], ctx: ToolContext) -> ToolOutput:
-        """Tool: the pending reminders."""
-        items = [{"reminder_id": r.id, "text": r.text, "due_at": datetime.fromtimestamp(r.due_at).isoformat()}
+        """Tool: the pending reminders; `timer` marks a timer set without words of its own (its text is Venus's)."""
+        items = [{"reminder_id": r.id, "text": r.text, "due_at": datetime.fromtimestamp(r.due_at).isoformat(),
+                  "set_at": datetime.fromtimestamp(r.created_at).isoformat(),
+                  "timer": r.text == _timer_text(r.due_at - r.created_at)}
                  for r in self.store.pending_reminders()]
         return ToolOutput(summary=f"{len(items)} reminder{'s' if len(items) != 1 else ''} pending",
                           data={"reminders": items})
