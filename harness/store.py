@@ -1,4 +1,4 @@
-"""The harness's own SQLite file: every task's lifecycle, reminders and notes, so nothing is lost in a crash.
+"""The harness's own SQLite file: every task's lifecycle, reminders, notes and lists, so nothing is lost in a crash.
 
 tasks.db is opened like the conversation database: checked (not SQLite, damaged, newer schema: refused and left
 untouched), then migrated with the alembic scripts in `harness/migrations/`. A failed read or write raises a
@@ -24,6 +24,8 @@ from sqlalchemy import (
     String,
     Table,
     Text,
+    delete,
+    func,
     insert,
     select,
     update,
@@ -89,6 +91,14 @@ _notes = Table(
     Column("id", Integer, primary_key=True, autoincrement=True),
     Column("title", Text, nullable=False),
     Column("body", Text, nullable=False),
+    Column("created_at", Float, nullable=False),
+)
+
+_list_items = Table(
+    "list_items", metadata,
+    Column("id", Integer, primary_key=True, autoincrement=True),
+    Column("list", String, nullable=False),
+    Column("item", Text, nullable=False),
     Column("created_at", Float, nullable=False),
 )
 
@@ -252,6 +262,33 @@ class TaskStore:
         """One note, or None."""
         rows = self._read(select(_notes).where(_notes.c.id == note_id))
         return {"id": rows[0].id, "title": rows[0].title, "body": rows[0].body} if rows else None
+
+    # ---- lists ----------------------------------------------------------------------------------------------
+
+    def add_list_items(self, name: str, items: list[str]) -> None:
+        """Add items to the list `name` (its key), in order."""
+        now = time.time()
+        for offset, item in enumerate(items):
+            self._write(insert(_list_items).values(list=name, item=item, created_at=now + offset * 1e-6))
+
+    def list_items(self, name: str) -> list[str]:
+        """The items of the list `name`, oldest first."""
+        rows = self._read(select(_list_items.c.item).where(_list_items.c.list == name)
+                          .order_by(_list_items.c.created_at, _list_items.c.id))
+        return [r.item for r in rows]
+
+    def remove_list_item(self, name: str, item: str) -> int:
+        """Remove every entry equal to `item` (case aside) from the list `name`; returns how many went."""
+        condition = (_list_items.c.list == name) & (func.lower(_list_items.c.item) == item.lower())
+        return int(self._write(delete(_list_items).where(condition)).rowcount or 0)
+
+    def clear_list(self, name: str) -> int:
+        """Remove every item of the list `name`; returns how many went."""
+        return int(self._write(delete(_list_items).where(_list_items.c.list == name)).rowcount or 0)
+
+    def list_names(self) -> list[str]:
+        """The names of the lists that hold anything."""
+        return [r.list for r in self._read(select(_list_items.c.list).distinct().order_by(_list_items.c.list))]
 
 
 def _task_record(row: Any) -> TaskRecord:

@@ -16,7 +16,8 @@ from harness.builtin.calc import calculate, convert
 
 TOOLS = ("set_timer", "set_reminder", "list_reminders", "cancel_reminder", "create_note", "search_notes",
          "current_time", "calculate", "convert_units", "open", "read_clipboard", "write_clipboard", "read_screen",
-         "system_status", "find_files", "list_tasks", "cancel_task")
+         "system_status", "find_files", "list_tasks", "cancel_task", "add_to_list", "read_list", "remove_from_list",
+         "clear_list")
 BUSIER = ("set_timer", "set_reminder", "create_note", "calculate", "convert_units", "open")  # more than the minimum
 
 

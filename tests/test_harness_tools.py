@@ -247,3 +247,42 @@ def test_cancelling_the_shell_kills_its_whole_process_group(home: Path, tmp_path
         wait_until(gone, timeout_s=5, what="the background sleep to be killed")
     finally:
         harness.shutdown()
+
+
+def test_lists_keep_their_items_across_a_restart_and_empty_only_on_a_yes(tmp_path: Path):
+    # "Add milk to my shopping list" got "1. Add milk to your shopping list 2." from the 135M model and no list
+    store = tmp_path / "tasks.db"
+    harness, timeline = make_harness(store_path=store)
+    try:
+        added = run(harness, timeline, "add_to_list", {"list": "my Shopping List", "items": ["milk", "eggs", " bread "]})
+        assert added.result == {"list": "shopping", "added": ["milk", "eggs", "bread"], "already": [], "count": 3}
+        again = run(harness, timeline, "add_to_list", {"items": ["Milk", "batteries"]})  # no name: the shopping list
+        assert again.result["added"] == ["batteries"] and again.result["already"] == ["Milk"]
+        run(harness, timeline, "add_to_list", {"list": "to do", "items": ["call the plumber"]})
+        gone = run(harness, timeline, "remove_from_list", {"list": "shopping", "items": ["EGGS", "caviar"]})
+        assert gone.result["removed"] == ["EGGS"] and gone.result["missing"] == ["caviar"]
+    finally:
+        harness.shutdown()
+
+    harness, timeline = make_harness(store_path=store)
+    try:
+        read = run(harness, timeline, "read_list", {"list": "shopping"})
+        assert read.result["items"] == ["milk", "bread", "batteries"]
+        assert run(harness, timeline, "read_list", {"list": "todo"}).result["items"] == ["call the plumber"]
+        failed = run(harness, timeline, "add_to_list", {"list": "shopping", "items": []})
+        assert isinstance(failed, DelegationFailed)  # the schema wants an item
+
+        task_id = harness.submit("clear_list", {"list": "shopping"})  # emptying a list asks first
+        wait_until(lambda: [e for e in task_events(timeline, task_id) if isinstance(e, ConfirmationRequested)],
+                   what="the question before emptying the list")
+        harness.answer_confirmation(task_id, False, "ui")
+        wait_final(timeline, task_id)
+        assert run(harness, timeline, "read_list", {}).result["items"] == ["milk", "bread", "batteries"]
+        task_id = harness.submit("clear_list", {"list": "shopping"})
+        wait_until(lambda: harness.pending_confirmations() == [task_id], what="the second question")
+        harness.answer_confirmation(task_id, True, "ui")
+        assert wait_final(timeline, task_id).result == {"list": "shopping", "removed": 3}
+        assert run(harness, timeline, "read_list", {}).result["items"] == []
+        assert run(harness, timeline, "read_list", {"list": "to-do"}).result["items"] == ["call the plumber"]
+    finally:
+        harness.shutdown()

@@ -106,6 +106,11 @@ def test_words_that_are_not_arithmetic_are_not_an_expression(text: str) -> None:
     ("Cancel the timer", "cancel_reminder", {"reminder_id": "r1"}),
     ("What are you working on?", "list_tasks", {}),
     ("Stop the search", "cancel_task", {"task_id": "t1"}),
+    ("Add milk, eggs and two loaves of bread to my shopping list", "add_to_list",
+     {"list": "shopping", "items": ["milk", "eggs", "2 loaves of bread"]}),
+    ("What's on my to-do list?", "read_list", {"list": "to-do"}),
+    ("Cross the eggs off my list", "remove_from_list", {"list": "shopping", "items": ["eggs"]}),
+    ("Empty the packing list", "clear_list", {"list": "packing"}),
 ])
 def test_the_templates_read_everyday_requests(matcher: IntentMatcher, text: str, tool: str, arguments: dict) -> None:
     hit = matcher.match(text, CONTEXT)
@@ -123,6 +128,8 @@ def test_the_templates_read_everyday_requests(matcher: IntentMatcher, text: str,
     # a file search, a note or a program only where the words name one
     "Find me a good restaurant", "Look for the positive", "Find my phone", "Remember when we went to Paris?",
     "Open your heart", "Can you open up to me?", "Start a conversation with me",
+    # lists the model should write, not keep
+    "Make a list of ideas for a birthday party", "List the planets", "What's the history of the shopping list?",
 ])
 def test_conversation_is_left_to_the_model(matcher: IntentMatcher, text: str) -> None:
     assert matcher.match(text, CONTEXT) is None
@@ -131,6 +138,7 @@ def test_conversation_is_left_to_the_model(matcher: IntentMatcher, text: str) ->
 @pytest.mark.parametrize(("text", "question"), [
     ("Set a timer", "For how long should the timer run?"),
     ("Remind me to buy eggs", "When should I remind you?"),
+    ("Put it on my list", "What should I put on the shopping list?"),
 ])
 def test_a_missing_slot_is_asked_for(matcher: IntentMatcher, text: str, question: str) -> None:
     hit = matcher.match(text, CONTEXT)

@@ -272,7 +272,7 @@ def test_what_can_you_do_is_answered_from_the_tools_that_are_on(session) -> None
     # the 135M model answered "I can do everything I can for you"; the answer now comes from the harness's tools
     timeline, runtime, said = session()
     _ask(runtime, "What can you do?")
-    assert said[-1].startswith("I can set timers and reminders, take notes, tell the time")
+    assert said[-1].startswith("I can set timers and reminders, take notes, keep your shopping and to-do lists, tell the time")
     assert "read your screen" in said[-1]
     assert not any(isinstance(e, ev.DelegationDispatched) for e in timeline.events())  # an answer, no task
 
@@ -331,3 +331,56 @@ def test_time_left_on_a_timer_is_counted_down_from_the_harness(session) -> None:
     answer = _turn_ends(timeline)[-1].text
     assert answer.startswith("You have 2: a 5 minute timer at "), answer
     assert "timer is done" not in answer and "call the bank at" in answer, answer
+
+
+def test_a_shopping_list_is_kept_read_back_and_emptied_after_a_yes(session) -> None:
+    # "Add milk to my shopping list" got "1. Add milk to your shopping list 2. Want me to go on?" from the 135M
+    # model, and "What is on my shopping list?" the same words again: nothing was kept
+    timeline, runtime, said = session()
+    _ask(runtime, "Add milk and eggs to my shopping list")
+    assert _turn_ends(timeline)[-1].text == "Okay, I added milk and eggs to your shopping list."
+    _ask(runtime, "put the milk on the shopping list")
+    assert _turn_ends(timeline)[-1].text == "Milk is already on your shopping list."
+    _ask(runtime, "What is on my shopping list?")
+    assert _turn_ends(timeline)[-1].text == "Your shopping list has 2 things: milk and eggs."
+    _ask(runtime, "take the eggs off my shopping list")
+    assert _turn_ends(timeline)[-1].text == "Okay, I took eggs off your shopping list."
+    _ask(runtime, "Clear my shopping list")
+    asked = [e for e in timeline.events() if isinstance(e, ev.ConfirmationRequested)]
+    assert len(asked) == 1 and "empty your shopping list" in asked[0].prompt, asked
+    _ask(runtime, "Yes")
+    assert _turn_ends(timeline)[-1].text == "Okay, your shopping list is empty now.", _turn_ends(timeline)[-1]
+    _ask(runtime, "what's on my shopping list")
+    assert _turn_ends(timeline)[-1].text == "Your shopping list is empty."
+    assert not any(isinstance(e, ev.AssistantToken) for e in timeline.events()), "the LLM was not asked"
+
+
+def test_the_answer_to_a_question_back_completes_the_request(session) -> None:
+    # "Set a timer" - "For how long should the timer run?" - "5 minutes" went to the 135M model, which said "The
+    # timer should run for 5 minutes." and set nothing; every question back was a dead end
+    timeline, runtime, said = session()
+
+    def dispatched() -> list[tuple[str, dict]]:
+        return [(e.tool, e.arguments) for e in timeline.events() if isinstance(e, ev.DelegationDispatched)]
+
+    _ask(runtime, "Set a timer")
+    assert _turn_ends(timeline)[-1].text == "For how long should the timer run?"
+    _ask(runtime, "for five minutes.")
+    assert dispatched()[-1] == ("set_timer", {"seconds": 300.0})
+    _ask(runtime, "Remind me to buy eggs")
+    _ask(runtime, "tomorrow at 6 pm")
+    tomorrow = (datetime.now() + timedelta(days=1)).strftime("%Y-%m-%d")
+    assert dispatched()[-1] == ("set_reminder", {"at": f"{tomorrow}T18:00", "text": "buy eggs"})
+    _ask(runtime, "Put it on my list")
+    _ask(runtime, "Bananas and apples")
+    assert dispatched()[-1] == ("add_to_list", {"list": "shopping", "items": ["Bananas", "apples"]})
+    count = len(dispatched())
+    _ask(runtime, "Take a note")
+    _ask(runtime, "Never mind.")  # the request is dropped, not noted
+    assert _turn_ends(timeline)[-1].text == "Okay, never mind." and len(dispatched()) == count
+    _ask(runtime, "Set a timer")
+    _ask(runtime, "Tell me about Rome.")  # another subject: the model answers, and the question is closed
+    assert len(dispatched()) == count
+    assert any(isinstance(e, ev.AssistantToken) for e in timeline.events())
+    _ask(runtime, "ten minutes")  # no longer an answer to anything
+    assert len(dispatched()) == count

@@ -290,13 +290,31 @@ def test_a_task_database_from_before_migrations_is_kept_and_versioned(tmp_path: 
         conn.execute("INSERT INTO notes VALUES (1, 'groceries', 'milk', 0)")
     store = TaskStore(db)
     try:
-        assert store.schema_version() == "0001"
+        assert store.schema_version() == "0002"
         assert store.get_note(1) == {"id": 1, "title": "groceries", "body": "milk"}
         store.add_task("t1", "clock", {}, "", TaskState.QUEUED, True)  # the tables it lacked were made
         assert store.get_task("t1").state is TaskState.QUEUED
     finally:
         store.close()
     assert (tmp_path / "tasks.db.bak-unversioned").is_file()  # the file as it was, before migrating
+
+
+def test_a_task_database_of_the_first_schema_gains_lists_and_keeps_its_rows(tmp_path: Path) -> None:
+    db = tmp_path / "tasks.db"
+    store = TaskStore(db)
+    store.add_note("groceries", "milk")
+    store.close()
+    with contextlib.closing(sqlite3.connect(db)) as conn, conn:  # back to revision 0001, as an older Venus left it
+        conn.execute("DROP TABLE list_items")
+        conn.execute("UPDATE alembic_version SET version_num = '0001'")
+    store = TaskStore(db)
+    try:
+        assert store.schema_version() == "0002"
+        assert store.search_notes("groceries", 5)[0]["body"] == "milk"
+        store.add_list_items("shopping", ["eggs"])
+        assert store.list_items("shopping") == ["eggs"]
+    finally:
+        store.close()
 
     with contextlib.closing(sqlite3.connect(db)) as conn, conn:
         conn.execute("UPDATE alembic_version SET version_num = '0042_holograms'")

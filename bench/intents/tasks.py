@@ -9,6 +9,9 @@ Argument equality (`arguments_equal`), per argument, after dropping the names an
 - `from_unit`, `to_unit`: equal when they denote the same unit for the converter (lb = pound = pounds,
   c = celsius); a name the converter does not know is wrong, since the tool would refuse it;
 - `reminder_id`, `task_id`: exactly;
+- `list`: the list both name for the tool (harness.builtin.lists.list_key: "my Shopping List", "shopping" and ""
+  are one list, "to do" and "to-do" another);
+- `items`: the same things in the same order, each compared as free text (below);
 - numbers: within 1e-6 absolute or 1e-4 relative;
 - other text (note text and title, search query, open target, file name and content, clipboard text, timer text):
   case and punctuation ignored, a leading "to" or "that" ignored, the articles a/an/the ignored wherever they
@@ -29,6 +32,7 @@ from typing import Any
 import yaml
 
 from harness.builtin.calc import CalculationError, calculate, convert
+from harness.builtin.lists import list_key
 from harness.tool import InvalidArguments
 
 HERE = Path(__file__).parent
@@ -165,6 +169,11 @@ def _value(expression: Any) -> float | None:
 
 def value_equal(key: str, expected: Any, actual: Any) -> bool:
     """Whether one argument matches (rules in the module docstring)."""
+    if key == "list":
+        return list_key(str(expected or "")) == list_key(str(actual or ""))
+    if key == "items":
+        want, got = list(expected or []), list(actual or [])
+        return len(want) == len(got) and all(value_equal("item", w, g) for w, g in zip(want, got, strict=True))
     if _empty(expected) or _empty(actual):
         return _empty(expected) and _empty(actual)
     if key == "at":

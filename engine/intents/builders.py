@@ -21,14 +21,19 @@ from engine.intents.slots import (
     parse_number,
     parse_when,
     spoken_expression,
+    take_number,
 )
 
 
 @dataclass(frozen=True)
 class Clarify:
-    """What Venus says instead of running the tool: a question, or why there is nothing to do."""
+    """What Venus says instead of running the tool: a question, or why there is nothing to do.
+
+    `follow_up`: for a question, the request the user's answer completes, with "{answer}" where the answer
+    goes ("set a timer for {answer}"): "For how long?" - "Five minutes." runs the timer."""
 
     question: str
+    follow_up: str = ""
 
 
 @dataclass(frozen=True)
@@ -81,7 +86,7 @@ def _seconds(value: Any) -> float | None:
 def set_timer(slots: Slots, ctx: Context) -> Result:
     seconds = _seconds(slots.get("duration"))
     if seconds is None:
-        return None if slots.get("duration") else Clarify("For how long?")
+        return None if slots.get("duration") else Clarify("For how long?", "set a timer for {answer}")
     args: dict[str, Any] = {"seconds": seconds}
     label = clean_text(slots.get("label"))
     if label:
@@ -118,19 +123,20 @@ def timed(slots: Slots, ctx: Context) -> Result:
 
 
 def set_timer_ask(slots: Slots, ctx: Context) -> Result:
-    return Clarify("For how long should the timer run?")
+    return Clarify("For how long should the timer run?", "set a timer for {answer}")
 
 
 def _reminder(when_text: str, text: str, ctx: Context) -> Result:
     when = parse_when(when_text, ctx.now)
     if when is None:
         if parse_date(when_text, ctx.now) is not None:  # "remind me tomorrow to ..." : a day, no time
-            return Clarify(f"At what time {clean_text(when_text)}?")
+            return Clarify(f"At what time {clean_text(when_text)}?",
+                           f"remind me {clean_text(when_text)} at {{answer}} to {text}" if text else "")
         return None
     if when.delay_s is not None:  # with nothing to say it is a timer
         return Built("set_timer", {"seconds": when.delay_s, "text": text} if text else {"seconds": when.delay_s})
     if not text:
-        return Clarify("What should I remind you about?")
+        return Clarify("What should I remind you about?", f"remind me {clean_text(when_text)} to {{answer}}")
     assert when.at is not None
     return Built("set_reminder", {"at": when.at.strftime("%Y-%m-%dT%H:%M"), "text": text})
 
@@ -161,7 +167,9 @@ def remind_ask(slots: Slots, ctx: Context) -> Result:
         for when, rest in ((" ".join(words[:k]), words[k:]), (" ".join(words[-k:]), words[:-k])):
             if parse_when(when, ctx.now) is not None:
                 return _reminder(when, clean_text(" ".join(rest)), ctx)
-    return Clarify("When should I remind you?" if text else "What should I remind you about, and when?")
+    if text:
+        return Clarify("When should I remind you?", f"remind me to {text} {{answer}}")
+    return Clarify("What should I remind you about, and when?", "remind me to {answer}")
 
 
 def list_reminders(slots: Slots, ctx: Context) -> Result:
@@ -249,7 +257,7 @@ def cancel_reminder(slots: Slots, ctx: Context, *, sentence: str = "") -> Result
         chosen = timers[0] if len(timers) == 1 else None  # "turn off the timer": the one timer among reminders
     if chosen is None and not which and len(ctx.reminders) > 1:
         return Clarify("Which one: " + " or ".join(str(r.get("text") or "the timer") for r in ctx.reminders[-3:])
-                       + "?")
+                       + "?", "cancel the reminder about {answer}")
     if chosen is None:
         return Clarify(f"I can't find a timer or reminder about {which}.")
     return Built("cancel_reminder", {"reminder_id": str(chosen["reminder_id"])})
@@ -259,17 +267,76 @@ def create_note(slots: Slots, ctx: Context) -> Result:
     text = clean_text(slots.get("text"))
     if re.match(r"(?:when|what|how|who|where|why|if|whether)\b", text, re.IGNORECASE):
         return None  # "remember when we went to Paris?" is a memory to talk about, not a note
-    return Built("create_note", {"text": text}) if text else Clarify("What should the note say?")
+    return Built("create_note", {"text": text}) if text else Clarify("What should the note say?", "take a note: {answer}")
 
 
 def create_note_ask(slots: Slots, ctx: Context) -> Result:
-    return Clarify("What should the note say?")
+    return Clarify("What should the note say?", "take a note: {answer}")
 
 
 def search_notes(slots: Slots, ctx: Context) -> Result:
     query = _plain(slots.get("query"))
     return Built("search_notes", {"query": query} if query else {})
 
+
+_ITEM_SPLIT = re.compile(r"\s*(?:,|;|\band\b|&|\bplus\b|\bas well as\b)\s*", re.IGNORECASE)
+_ITEM_LEAD = re.compile(r"^(?:a|an|the|some|also|more)\s+", re.IGNORECASE)
+
+
+def list_items(value: Any) -> list[str]:
+    """'milk, eggs and some bread' -> ['milk', 'eggs', 'bread']: one thing per comma or 'and' (so 'macaroni and
+    cheese' is two: the cost of reading lists said aloud without a product catalog)."""
+    items = []
+    for part in _ITEM_SPLIT.split(clean_text(value)):
+        item = _ITEM_LEAD.sub("", _TRAILING.sub("", part.strip())).strip()
+        if item and item.lower() not in ("too", "also", "as well"):
+            items.append(_count_in_digits(item))
+    return items
+
+
+def _count_in_digits(item: str) -> str:
+    """'three cans of tomatoes' -> '3 cans of tomatoes': a count said in words is written as a list shows it."""
+    words = item.split()
+    found = take_number([w.lower() for w in words])
+    if found is None or found[1] >= len(words) or not float(found[0]).is_integer() or words[0].lower() in ("a", "an"):
+        return item
+    return " ".join([str(int(found[0])), *words[found[1]:]])
+
+
+def list_name(slots: Slots) -> str:
+    """The list as named ('shopping', 'to do'); a request that names none means the shopping list."""
+    name = _TRAILING.sub("", str(slots.get("listname") or "").strip()).lower()
+    return _ARTICLES.sub("", name).strip() or "shopping"
+
+
+_PRONOUNS = frozenset({"it", "that", "this", "them", "those", "these", "something", "stuff", "things"})
+
+
+def add_to_list(slots: Slots, ctx: Context) -> Result:
+    items = list_items(slots.get("items"))
+    if not items:
+        return None
+    if all(item.lower() in _PRONOUNS for item in items):  # "put it on the list": what "it" is, the words do not say
+        return Clarify(f"What should I put on the {list_name(slots)} list?", f"add {{answer}} to my {list_name(slots)} list")
+    return Built("add_to_list", {"list": list_name(slots), "items": items})
+
+
+def read_list(slots: Slots, ctx: Context) -> Result:
+    return Built("read_list", {"list": list_name(slots)})
+
+
+def remove_from_list(slots: Slots, ctx: Context) -> Result:
+    items = list_items(slots.get("items"))
+    if not items:
+        return None
+    if all(item.lower() in _PRONOUNS for item in items):
+        return Clarify(f"What should I take off the {list_name(slots)} list?",
+                       f"take {{answer}} off my {list_name(slots)} list")
+    return Built("remove_from_list", {"list": list_name(slots), "items": items})
+
+
+def clear_list(slots: Slots, ctx: Context) -> Result:
+    return Built("clear_list", {"list": list_name(slots)})
 
 def current_time(slots: Slots, ctx: Context) -> Result:
     return Built("current_time", {})
@@ -363,7 +430,7 @@ def write_clipboard(slots: Slots, ctx: Context) -> Result:
     # "copy the word banana": the words named, not the naming
     text = clean_text(re.sub(r"^the (?:word|words|text|phrase|sentence|line)\s+(?=\S)", "", text, flags=re.IGNORECASE))
     if re.fullmatch(r"(?:it|that|this|the (?:text|words|answer|result))", text, re.IGNORECASE):
-        return Clarify("What should I put on the clipboard?")
+        return Clarify("What should I put on the clipboard?", "copy {answer} to the clipboard")
     return Built("write_clipboard", {"text": text}) if text else None
 
 
@@ -423,6 +490,7 @@ def cancel_task(slots: Slots, ctx: Context) -> Result:
 _CAPABILITIES = (
     (("set_timer", "set_reminder"), "set timers and reminders"),
     (("create_note", "search_notes"), "take notes"),
+    (("add_to_list", "read_list"), "keep your shopping and to-do lists"),
     (("current_time",), "tell the time"),
     (("calculate", "convert_units"), "do sums and conversions"),
     (("open",), "open apps and websites"),
@@ -498,7 +566,8 @@ BUILDERS: dict[str, Callable[..., Result]] = {
     "convert_units": convert_units, "open": open_target, "open_site": open_site, "read_clipboard": read_clipboard,
     "write_clipboard": write_clipboard, "read_screen": read_screen, "system_status": system_status,
     "find_files": find_files, "list_tasks": list_tasks, "cancel_task": cancel_task, "capabilities": capabilities,
-    "identity": identity, "days_until": days_until,
+    "identity": identity, "days_until": days_until, "add_to_list": add_to_list, "read_list": read_list,
+    "remove_from_list": remove_from_list, "clear_list": clear_list,
 }
 # Builders that also read the whole sentence (a word the templates match literally, such as "timer").
 NEEDS_SENTENCE = frozenset({"calculate_verbs", "cancel_reminder"})

@@ -42,6 +42,7 @@ class IntentMatch:
     tool: str  # the tool it delegates to
     arguments: dict[str, Any]  # the tool's arguments ({} with `clarify`)
     clarify: str | None = None  # said instead of running the tool (a question, or why nothing is done)
+    follow_up: str = ""  # with a question: the request the answer completes ("set a timer for {answer}")
     text: str = ""  # the words matched
     # the request cannot grow: no free-text slot runs to the end of the words ("what time is it", "12 times 14",
     # "set a timer for 5 minutes"), so a short pause after it ends the turn ("remind me to call" may go on)
@@ -116,14 +117,15 @@ class IntentMatcher:
                 if best is not None and score <= best[0]:
                     continue
                 if isinstance(built, Clarify):
-                    found = IntentMatch(name, TOOL_OF.get(name, name), {}, clarify=built.question, text=words)
+                    found = IntentMatch(name, TOOL_OF.get(name, name), {}, clarify=built.question,
+                                        follow_up=built.follow_up, text=words)
                 else:
                     found = IntentMatch(name, built.tool, built.arguments, text=words, closed=_closed(result))
                 best = (score, found)
         return best[1] if best is not None else None
 
 
-_FREE_TEXT = ("text",)  # slots whose words are kept as said (a note keeps its commas)
+_FREE_TEXT = ("text", "items")  # slots whose words are kept as said (a note keeps its commas, a list its items)
 _UNPUNCTUATED = re.compile(r"[^\w\s']+")
 
 

@@ -182,6 +182,37 @@ def _time_left(items: list[Mapping[str, Any]], said: str, now: datetime) -> str:
     return answer
 
 
+_LIST_TOOLS = frozenset({"add_to_list", "read_list", "remove_from_list", "clear_list"})
+_LIST_SAID = 8  # items read out before "and N more"
+
+
+def _list_answer(tool: str, data: Mapping[str, Any]) -> str:
+    """What to say after a list tool ran, from what it did (items added, already there, not found)."""
+    name = f"your {data.get('list') or 'shopping'} list"
+    if tool == "read_list":
+        items = [str(item) for item in data.get("items") or []]
+        if not items:
+            return f"{name[:1].upper()}{name[1:]} is empty."
+        said = items[:_LIST_SAID] + ([f"{len(items) - _LIST_SAID} more"] if len(items) > _LIST_SAID else [])
+        count = "one thing" if len(items) == 1 else f"{len(items)} things"
+        return f"{name[:1].upper()}{name[1:]} has {count}: {_listing(said)}."
+    if tool == "clear_list":
+        return f"Okay, {name} is empty now."
+    if tool == "add_to_list":
+        added, already = list(data.get("added") or []), list(data.get("already") or [])
+        said = f"Okay, I added {_listing(added)} to {name}." if added else ""
+        if already:
+            there = f"{_listing(already)} {'is' if len(already) == 1 else 'are'} already on {name}."
+            said = f"{said} {there[:1].upper()}{there[1:]}".strip()
+        return said
+    removed, missing = list(data.get("removed") or []), list(data.get("missing") or [])
+    said = f"Okay, I took {_listing(removed)} off {name}." if removed else ""
+    if missing:
+        gone = f"{_listing(missing)} {'was' if len(missing) == 1 else 'were'} not on {name}."
+        said = f"{said} {gone[:1].upper()}{gone[1:]}".strip()
+    return said
+
+
 def render_result(match: IntentMatch, result: Any, now: datetime | None = None,
                   reminders: Sequence[Mapping[str, Any]] = ()) -> str:
     """What to say once the task for `match` succeeded with `result` (the tool's data); `reminders`: the timers
@@ -214,6 +245,8 @@ def render_result(match: IntentMatch, result: Any, now: datetime | None = None,
         more = f", and {len(items) - 3} more" if len(items) > 3 else ""
         count = "one" if len(items) == 1 else str(len(items))
         return f"You have {count}: {_listing(spoken)}{more}."
+    if tool in _LIST_TOOLS:
+        return _list_answer(tool, data)
     if tool == "cancel_reminder":
         return "Okay, it's cancelled."
     if tool == "create_note":

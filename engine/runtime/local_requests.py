@@ -4,6 +4,7 @@ the harness without the LLM, and their results rendered as sentences (engine.int
 from __future__ import annotations
 
 import logging
+import re
 import time
 from dataclasses import dataclass
 from datetime import datetime
@@ -24,6 +25,12 @@ log = logging.getLogger(__name__)
 # a question, which request); one match is reused for this long, until a task starts or ends. Relative times
 # ("in ten minutes") move by less than this, and the reminders and tasks a match picks from cannot change unseen.
 MATCH_REUSE_S = 2.0
+_REMINDERS = {"set_timer", "set_reminder"}  # "Remind me to call" - "When?" - "In ten minutes." is a timer
+# A question back ("For how long?") waits this long for its answer; words after that are a new turn of their own.
+FOLLOW_UP_S = 60.0
+# An answer that drops the request instead of completing it ("Set a timer" - "For how long?" - "Never mind.").
+_DROPPED = re.compile(r"^\W*(?:oh\s+)?(?:never ?mind|forget (?:it|about it)|cancel(?: that| it)?|no|nope|nothing|"
+                      r"not now|skip it|stop|don'?t bother|no thanks)\W*$", re.IGNORECASE)
 
 
 @dataclass
@@ -63,6 +70,7 @@ class LocalRequests:
         self.assistant_name = "Venus"  # settings.conversation.assistant_name (the state machine sets it)
         self._tasks: dict[str, _IntentTask] = {}  # task id -> the request it answers
         self._last: tuple[str, float, IntentMatch | None] | None = None  # (text, monotonic time, its match)
+        self._asked: tuple[IntentMatch, float] | None = None  # a question back waiting for its answer, and when
 
     def __contains__(self, task_id: object) -> bool:
         return task_id in self._tasks
@@ -73,23 +81,58 @@ class LocalRequests:
         return any(not t.acknowledged for t in self._tasks.values())
 
     def match(self, text: str) -> IntentMatch | None:
-        """The request `text` makes, when the templates know it."""
+        """The request `text` makes, when the templates know it; right after a question back ("For how long?"),
+        the request that `text` completes as its answer ("Five minutes.")."""
         if self.intents is None or self.harness is None or not text.strip():
             return None
         now = time.monotonic()
         if self._last is not None and self._last[0] == text and now - self._last[1] < MATCH_REUSE_S:
             return self._last[2]
+        answered = self._answered(text, now)
+        if answered is not None:
+            self._last = (text, now, answered)
+            return answered
+        match = self._match_now(text)
+        self._last = (text, now, match)
+        return match
+
+    def _match_now(self, text: str) -> IntentMatch | None:
+        assert self.intents is not None
         try:
             context = IntentContext(now=datetime.now(), reminders=self.harness.pending_reminders(),
                                     tasks=self.harness.running_tasks(),
                                     tools=frozenset(spec["name"] for spec in self.harness.tool_specs()),
                                     assistant_name=self.assistant_name)
-            match = self.intents.match(text, context)
+            return self.intents.match(text, context)
         except Exception:  # the LLM answers instead; a template bug must never silence Venus
             log.exception("intent matching failed for %r", text)
-            match = None
-        self._last = (text, now, match)
+            return None
+
+    def _answered(self, text: str, now: float) -> IntentMatch | None:
+        """The request the pending question's answer completes, when `text` completes it (same tool, runnable)."""
+        if self._asked is None or now - self._asked[1] > FOLLOW_UP_S or _DROPPED.match(text):
+            return None
+        asked = self._asked[0]
+        frame = asked.follow_up
+        answer = text.strip().rstrip(".!?").strip()
+        joint = re.search(r"(\w+)\s+\{answer\}", frame)  # "for {answer}": "for five minutes" has its own "for"
+        if joint is not None:
+            answer = re.sub(rf"^{re.escape(joint.group(1))}\s+", "", answer, flags=re.IGNORECASE)
+        match = self._match_now(frame.replace("{answer}", answer))
+        if match is None or match.clarify or (match.tool != asked.tool and {match.tool, asked.tool} != _REMINDERS):
+            return None
         return match
+
+    def dismissed(self, text: str) -> bool:
+        """`text` drops the pending question back and its request ("Never mind."); the question is closed then."""
+        if self._asked is None or time.monotonic() - self._asked[1] > FOLLOW_UP_S or not _DROPPED.match(text):
+            return False
+        self._asked = None
+        return True
+
+    def question_closed(self) -> None:
+        """The user's turn after a question back was not its answer: the question is dropped."""
+        self._asked = None
 
     def closed(self, text: str) -> bool:
         """A whole request that cannot grow ("what time is it?"): it needs no long pause to be sure it is over."""
@@ -106,6 +149,7 @@ class LocalRequests:
     def refusal(self, match: IntentMatch) -> str | None:
         """The sentence to say instead of running the request (a question back, or why it cannot run), or None."""
         if match.clarify:
+            self._asked = (match, time.monotonic()) if match.follow_up else None
             return match.clarify
         problem = self.harness.check_call(match.tool, match.arguments)
         return f"I can't do that as asked: {problem}. Could you say it another way?" if problem else None
@@ -113,6 +157,7 @@ class LocalRequests:
     def submit(self, match: IntentMatch, ref: VenusTurn, now_ms: int) -> None:
         """Run the request's tool now; its result is spoken on `ref` when it comes (or an acknowledgement first)."""
         self._last = None  # the tasks and reminders a match picks from change
+        self._asked = None
         task_id = self.harness.submit(match.tool, dict(match.arguments), turn_id=ref.turn_id)
         self._tasks[task_id] = _IntentTask(match, ref, now_ms)
 

@@ -407,6 +407,10 @@ class StateMachine:
         if match is not None:
             self._delegate(match)
             return
+        if self._requests.dismissed(self._scene.last_request):  # "Set a timer" - "For how long?" - "Never mind."
+            self._say("Okay, never mind.")
+            return
+        self._requests.question_closed()  # a question back ("For how long?") this turn did not answer
         if not typed and self.end_of_turn.options.english_words \
                 and only_stop(self._scene.last_request, self.settings.conversation.assistant_name):
             # "Okay, stop." asks for silence, and she has stopped: an answer would talk over what it asked for

@@ -12,6 +12,7 @@ from harness.builtin.desktop import (
     write_clipboard,
 )
 from harness.builtin.files import FileTools, file_tools
+from harness.builtin.lists import list_key, list_tools
 from harness.builtin.notes import note_tools
 from harness.builtin.reminders import ReminderService, reminder_tools
 from harness.builtin.shell import shell_tool
@@ -23,13 +24,13 @@ from harness.tool import Tool
 def builtin_tools(roots: AllowedRoots, store: TaskStore, reminders: ReminderService) -> list[Tool]:
     """Every built-in tool, ready to register."""
     return [
-        *file_tools(roots), *reminder_tools(reminders), *note_tools(store), *desktop_tools(),
+        *file_tools(roots), *reminder_tools(reminders), *note_tools(store), *list_tools(store), *desktop_tools(),
         *calculator_tools(), clock_tool(), shell_tool(roots),
     ]
 
 
 __all__ = [
     "FileTools", "ReminderService", "builtin_tools", "calculate", "calculator_tools", "clock_tool", "convert", "desktop_tools",
-    "file_tools", "note_tools", "read_clipboard", "reminder_tools", "screenshot_text", "shell_tool",
+    "file_tools", "list_key", "list_tools", "note_tools", "read_clipboard", "reminder_tools", "screenshot_text", "shell_tool",
     "system_status", "write_clipboard",
 ]
