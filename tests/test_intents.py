@@ -119,7 +119,7 @@ def test_the_templates_read_everyday_requests(matcher: IntentMatcher, text: str,
 
 
 @pytest.mark.parametrize("text", [
-    "Hi", "What's the weather like?", "Tell me a joke", "Is this your first time doing this?",
+    "Hi", "Tell me a joke", "Is this your first time doing this?",
     "What is love?", "Open the window", "I need to open the door for my friend", "Create a file called notes.txt",
     # "tell me" asks for a reminder only with a time: otherwise it is a question ("When should I remind you?" was
     # the answer to these for one commit)
@@ -324,3 +324,29 @@ def test_days_until_a_day_are_counted_from_the_clock(matcher: IntentMatcher, tex
                                   "how many days until my birthday"])
 def test_a_day_the_calendar_does_not_know_is_left_to_the_model(matcher: IntentMatcher, text: str) -> None:
     assert matcher.match(text, IntentContext(now=datetime(2026, 12, 7, 11, 0))) is None
+
+
+@pytest.mark.parametrize(("text", "answer"), [
+    ("What's the weather like today?", "I can't check the weather"), ("Will it rain tomorrow in Leeds?", "I can't check"),
+    ("Play some jazz", "I can't play music"), ("Put on Blue Train by John Coltrane", "I can't play music"),
+    ("Read me the headlines", "I can't get the news"), ("Call my sister", "I can't make calls"),
+    ("Text Priya that I'm running late", "I can't make calls"), ("Switch the heating on", "I can't control"),
+    ("Mute the speakers", "I can't control"),
+])
+def test_what_no_tool_can_do_is_declined_not_made_up(matcher: IntentMatcher, text: str, answer: str) -> None:
+    # the 135M model said "The weather today is mostly sunny." and, to "Call my mom", "I'm afraid of you."
+    hit = matcher.match(text, CONTEXT)
+    assert hit is not None and hit.tool == "" and hit.clarify is not None and hit.clarify.startswith(answer), hit
+
+
+@pytest.mark.parametrize("text", ["I love music", "Call me Sam", "What should I call my dog?", "Text me a joke",
+                                  "The lights are off", "What's the weather like on Mars?"])
+def test_talk_about_those_things_is_left_to_the_model(matcher: IntentMatcher, text: str) -> None:
+    assert matcher.match(text, CONTEXT) is None
+
+
+def test_a_tool_that_can_takes_the_request_back_to_the_model(matcher: IntentMatcher) -> None:
+    # an MCP server with a forecast tool: the model is to call it, so the templates leave the weather alone
+    with_weather = IntentContext(now=NOW, tools=frozenset({"current_time", "weather__get_forecast"}))
+    assert matcher.match("What's the weather like today?", with_weather) is None
+    assert matcher.match("Call my sister", with_weather) is not None

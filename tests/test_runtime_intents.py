@@ -384,3 +384,11 @@ def test_the_answer_to_a_question_back_completes_the_request(session) -> None:
     assert any(isinstance(e, ev.AssistantToken) for e in timeline.events())
     _ask(runtime, "ten minutes")  # no longer an answer to anything
     assert len(dispatched()) == count
+
+
+def test_the_weather_is_declined_in_words_not_invented(session) -> None:
+    # "What's the weather like today?" -> "The weather today is mostly sunny. I'm expecting 20% chance of sunshine"
+    timeline, runtime, said = session()
+    _ask(runtime, "What's the weather like today?")
+    assert _turn_ends(timeline)[-1].text.startswith("I can't check the weather")
+    assert not any(isinstance(e, ev.AssistantToken | ev.DelegationDispatched) for e in timeline.events())

@@ -556,6 +556,34 @@ def identity(slots: Slots, ctx: Context) -> Result:
                    "Ask me what I can do.")
 
 
+# Things no built-in tool can do, what to say instead, and the words in a tool's name that mean a tool can (an MCP
+# server's "weather__forecast"): then the request is the model's, which can call that tool.
+_OUT_OF_REACH = {
+    "no_weather": (("weather", "forecast"),
+                   "I can't check the weather: no forecast service is set up here. I can open a weather website "
+                   "if you like."),
+    "no_news": (("news", "headline", "stock", "score"),
+                "I can't get the news or live scores: nothing here reads them. I can open a news website for you."),
+    "no_music": (("music", "spotify", "song", "player", "media", "podcast"),
+                 "I can't play music myself. I can open your music app if you tell me its name."),
+    "no_calls": (("call", "phone", "mail", "message", "sms", "text", "whatsapp", "slack"),
+                 "I can't make calls or send or read messages from here. I can take a note so you remember to."),
+    "no_devices": (("light", "home", "volume", "audio", "thermostat", "device", "switch", "lock"),
+                   "I can't control the volume, lights or other devices: nothing here connects me to them."),
+}
+
+
+def _out_of_reach(intent: str) -> Callable[[Slots, Context], Result]:
+    words, answer = _OUT_OF_REACH[intent]
+
+    def build(slots: Slots, ctx: Context) -> Result:
+        if ctx.tools is not None and any(word in tool.lower() for tool in ctx.tools for word in words):
+            return None  # a tool that can: the model calls it
+        if re.match(r"(?:me|us|it|that|this|them)\b", str(slots.get("anything") or ""), re.IGNORECASE):
+            return None  # "call me Sam", "call it a day": no call
+        return Clarify(answer)
+    return build
+
 BUILDERS: dict[str, Callable[..., Result]] = {
     "set_timer": set_timer, "set_timer_ask": set_timer_ask, "timed": timed, "remind": remind, "wake": wake,
     "remind_ask": remind_ask, "remind_told": remind_told, "list_reminders": list_reminders,
@@ -568,6 +596,7 @@ BUILDERS: dict[str, Callable[..., Result]] = {
     "find_files": find_files, "list_tasks": list_tasks, "cancel_task": cancel_task, "capabilities": capabilities,
     "identity": identity, "days_until": days_until, "add_to_list": add_to_list, "read_list": read_list,
     "remove_from_list": remove_from_list, "clear_list": clear_list,
+    **{intent: _out_of_reach(intent) for intent in _OUT_OF_REACH},
 }
 # Builders that also read the whole sentence (a word the templates match literally, such as "timer").
 NEEDS_SENTENCE = frozenset({"calculate_verbs", "cancel_reminder"})
@@ -575,4 +604,5 @@ NEEDS_SENTENCE = frozenset({"calculate_verbs", "cancel_reminder"})
 TOOL_OF = {"set_timer_ask": "set_timer", "timed": "set_timer", "remind": "set_reminder", "remind_told": "set_reminder",
            "wake": "set_reminder",
            "remind_ask": "set_reminder", "create_note_ask": "create_note", "calculate_verbs": "calculate",
-           "open_site": "open", "time_left": "list_reminders", "capabilities": "", "identity": "", "days_until": ""}  # "": an answer, no tool
+           "open_site": "open", "time_left": "list_reminders", "capabilities": "", "identity": "", "days_until": "",
+           **dict.fromkeys(_OUT_OF_REACH, "")}  # "": an answer, no tool
