@@ -99,8 +99,9 @@ class Harness:
         return self.tasks.views()
 
     def pending_reminders(self) -> list[dict[str, Any]]:
-        """Timers and reminders not yet fired, soonest first, as {reminder_id, text, due_at}."""
-        return [{"reminder_id": r.id, "text": r.text, "due_at": r.due_at} for r in self.store.pending_reminders()]
+        """Timers and reminders not yet fired, soonest first, as {reminder_id, text, due_at, set_at} (Unix times)."""
+        return [{"reminder_id": r.id, "text": r.text, "due_at": r.due_at, "set_at": r.created_at}
+                for r in self.store.pending_reminders()]
 
     def check_call(self, tool: str, arguments: Any) -> str | None:
         """Why a call of `tool` with `arguments` cannot run (unknown, off, or arguments outside its schema),

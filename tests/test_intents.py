@@ -111,6 +111,7 @@ def test_words_that_are_not_arithmetic_are_not_an_expression(text: str) -> None:
     ("What's on my to-do list?", "read_list", {"list": "to-do"}),
     ("Cross the eggs off my list", "remove_from_list", {"list": "shopping", "items": ["eggs"]}),
     ("Empty the packing list", "clear_list", {"list": "packing"}),
+    ("And the date?", "current_time", {}),
 ])
 def test_the_templates_read_everyday_requests(matcher: IntentMatcher, text: str, tool: str, arguments: dict) -> None:
     hit = matcher.match(text, CONTEXT)

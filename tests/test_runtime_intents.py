@@ -392,3 +392,22 @@ def test_the_weather_is_declined_in_words_not_invented(session) -> None:
     _ask(runtime, "What's the weather like today?")
     assert _turn_ends(timeline)[-1].text.startswith("I can't check the weather")
     assert not any(isinstance(e, ev.AssistantToken | ev.DelegationDispatched) for e in timeline.events())
+
+
+def test_cancel_it_ends_what_was_just_set_and_answers_an_open_question(session) -> None:
+    # "Set a timer for 10 minutes" - "Cancel it" went to the 135M model: "Timer set for 10 minutes Cancel it </cite>"
+    timeline, runtime, said = session()
+    _ask(runtime, "Remind me tomorrow at 9 to water the plants")
+    _ask(runtime, "Set a timer for 10 minutes")
+    _ask(runtime, "Cancel it")
+    assert _turn_ends(timeline)[-1].text == "Okay, it's cancelled."
+    pending = runtime._machine._requests.harness.pending_reminders()
+    assert [r["text"] for r in pending] == ["water the plants"], pending  # the timer went, the older reminder stays
+
+    _ask(runtime, "Add soap to my shopping list")
+    _ask(runtime, "Clear my shopping list")  # a question is open: "cancel that" answers it
+    _ask(runtime, "cancel that")
+    cancelled = [e for e in timeline.events() if isinstance(e, ev.DelegationDispatched) and e.tool == "cancel_reminder"]
+    assert len(cancelled) == 1 and len(runtime._machine._requests.harness.pending_reminders()) == 1
+    _ask(runtime, "What's on my shopping list?")
+    assert _turn_ends(timeline)[-1].text == "Your shopping list has one thing: soap."

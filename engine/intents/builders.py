@@ -486,6 +486,21 @@ def cancel_task(slots: Slots, ctx: Context) -> Result:
     return Built("cancel_task", {"task_id": str(chosen["task_id"])})
 
 
+_JUST_SET_S = 300.0  # "cancel it" right after a timer or reminder was set means that one
+
+
+def cancel_last(slots: Slots, ctx: Context) -> Result:
+    """ "Cancel it." / "Undo that.": the timer or reminder just set, else the one task running."""
+    now = ctx.now.timestamp()
+    recent = [r for r in ctx.reminders if isinstance(r.get("set_at"), int | float) and now - r["set_at"] < _JUST_SET_S]
+    if recent:
+        return Built("cancel_reminder", {"reminder_id": str(max(recent, key=lambda r: r["set_at"])["reminder_id"])})
+    if len(ctx.tasks) == 1:
+        return Built("cancel_task", {"task_id": str(ctx.tasks[0]["task_id"])})
+    if not ctx.tasks and not ctx.reminders:
+        return Clarify("There's no timer, reminder or task to cancel.")
+    return Clarify("Which one should I cancel? Say the timer, the reminder or the task by name.")
+
 # What each family of built-in tools lets the user do, in the order "What can you do?" lists them.
 _CAPABILITIES = (
     (("set_timer", "set_reminder"), "set timers and reminders"),
@@ -595,7 +610,7 @@ BUILDERS: dict[str, Callable[..., Result]] = {
     "write_clipboard": write_clipboard, "read_screen": read_screen, "system_status": system_status,
     "find_files": find_files, "list_tasks": list_tasks, "cancel_task": cancel_task, "capabilities": capabilities,
     "identity": identity, "days_until": days_until, "add_to_list": add_to_list, "read_list": read_list,
-    "remove_from_list": remove_from_list, "clear_list": clear_list,
+    "remove_from_list": remove_from_list, "clear_list": clear_list, "cancel_last": cancel_last,
     **{intent: _out_of_reach(intent) for intent in _OUT_OF_REACH},
 }
 # Builders that also read the whole sentence (a word the templates match literally, such as "timer").
@@ -604,5 +619,5 @@ NEEDS_SENTENCE = frozenset({"calculate_verbs", "cancel_reminder"})
 TOOL_OF = {"set_timer_ask": "set_timer", "timed": "set_timer", "remind": "set_reminder", "remind_told": "set_reminder",
            "wake": "set_reminder",
            "remind_ask": "set_reminder", "create_note_ask": "create_note", "calculate_verbs": "calculate",
-           "open_site": "open", "time_left": "list_reminders", "capabilities": "", "identity": "", "days_until": "",
+           "open_site": "open", "time_left": "list_reminders", "cancel_last": "cancel_reminder", "capabilities": "", "identity": "", "days_until": "",
            **dict.fromkeys(_OUT_OF_REACH, "")}  # "": an answer, no tool

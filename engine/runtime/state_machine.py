@@ -435,8 +435,13 @@ class StateMachine:
     def _answer(self, text: str, *, typed: bool) -> str | None:
         """The turn as an answer to a pending question or a cancel: "yes", "no", "cancel", "unclear", "not-you",
         or None when it is neither (a request, or conversation, which the turn goes on to handle)."""
-        if self.harness is None or not text.strip() or self._requests.match(text) is not None:
-            return None  # a request the intents know is a request, even one that starts with "okay"
+        if self.harness is None or not text.strip():
+            return None
+        match = self._requests.match(text)
+        # a request the intents know is a request, even one that starts with "okay"; but "cancel that" with a
+        # question open answers the question, it does not end the last timer
+        if match is not None and not (match.intent == "cancel_last" and self._question.open):
+            return None
         return self._question.answer(text, typed=typed)
 
     def _respond(self, actions: Sequence[ev.Action] | None = None) -> None:
