@@ -411,3 +411,18 @@ def test_cancel_it_ends_what_was_just_set_and_answers_an_open_question(session) 
     assert len(cancelled) == 1 and len(runtime._machine._requests.harness.pending_reminders()) == 1
     _ask(runtime, "What's on my shopping list?")
     assert _turn_ends(timeline)[-1].text == "Your shopping list has one thing: soap."
+
+
+def test_and_more_too_continues_the_list_just_added_to(session) -> None:
+    timeline, runtime, said = session()
+
+    def dispatched() -> list[tuple[str, dict]]:
+        return [(e.tool, e.arguments) for e in timeline.events() if isinstance(e, ev.DelegationDispatched)]
+
+    _ask(runtime, "Add bread to my packing list")
+    _ask(runtime, "and a toothbrush too")
+    assert dispatched()[-1] == ("add_to_list", {"list": "packing", "items": ["toothbrush"]})
+    _ask(runtime, "Also set a timer for two minutes.")  # a request of its own, not an item
+    assert dispatched()[-1] == ("set_timer", {"seconds": 120.0})
+    _ask(runtime, "What's on my packing list?")
+    assert _turn_ends(timeline)[-1].text == "Your packing list has 2 things: bread and toothbrush."

@@ -38,10 +38,14 @@ class Clarify:
 
 @dataclass(frozen=True)
 class Built:
-    """A tool call ready for the harness."""
+    """A tool call ready for the harness.
+
+    `follow_up`: the request that more of the same continues, with "{answer}" for the new words ("Add bread to my
+    shopping list." - "And eggs too.")."""
 
     tool: str
     arguments: dict[str, Any]
+    follow_up: str = ""
 
 
 Slots = Mapping[str, Any]
@@ -318,7 +322,7 @@ def add_to_list(slots: Slots, ctx: Context) -> Result:
         return None
     if all(item.lower() in _PRONOUNS for item in items):  # "put it on the list": what "it" is, the words do not say
         return Clarify(f"What should I put on the {list_name(slots)} list?", f"add {{answer}} to my {list_name(slots)} list")
-    return Built("add_to_list", {"list": list_name(slots), "items": items})
+    return Built("add_to_list", {"list": list_name(slots), "items": items}, f"add {{answer}} to my {list_name(slots)} list")
 
 
 def read_list(slots: Slots, ctx: Context) -> Result:

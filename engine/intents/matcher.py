@@ -42,7 +42,9 @@ class IntentMatch:
     tool: str  # the tool it delegates to
     arguments: dict[str, Any]  # the tool's arguments ({} with `clarify`)
     clarify: str | None = None  # said instead of running the tool (a question, or why nothing is done)
-    follow_up: str = ""  # with a question: the request the answer completes ("set a timer for {answer}")
+    # with a question: the request the answer completes ("set a timer for {answer}"); with a tool call: the request
+    # that more of the same continues ("add {answer} to my shopping list" for "and eggs too")
+    follow_up: str = ""
     text: str = ""  # the words matched
     # the request cannot grow: no free-text slot runs to the end of the words ("what time is it", "12 times 14",
     # "set a timer for 5 minutes"), so a short pause after it ends the turn ("remind me to call" may go on)
@@ -120,7 +122,8 @@ class IntentMatcher:
                     found = IntentMatch(name, TOOL_OF.get(name, name), {}, clarify=built.question,
                                         follow_up=built.follow_up, text=words)
                 else:
-                    found = IntentMatch(name, built.tool, built.arguments, text=words, closed=_closed(result))
+                    found = IntentMatch(name, built.tool, built.arguments, text=words, closed=_closed(result),
+                                        follow_up=built.follow_up)
                 best = (score, found)
         return best[1] if best is not None else None
 

@@ -25,6 +25,8 @@ log = logging.getLogger(__name__)
 # a question, which request); one match is reused for this long, until a task starts or ends. Relative times
 # ("in ten minutes") move by less than this, and the reminders and tasks a match picks from cannot change unseen.
 MATCH_REUSE_S = 2.0
+# Words that add to what was just asked ("And eggs too.", "Also some bread.", "Plus milk."), taken off the new words.
+_MORE = re.compile(r"^\W*(?:(?:oh|and|also|plus|oh and|and also)\b\W*)+|\W*\b(?:too|as well|also)\W*$", re.IGNORECASE)
 _REMINDERS = {"set_timer", "set_reminder"}  # "Remind me to call" - "When?" - "In ten minutes." is a timer
 # A question back ("For how long?") waits this long for its answer; words after that are a new turn of their own.
 FOLLOW_UP_S = 60.0
@@ -71,6 +73,7 @@ class LocalRequests:
         self._tasks: dict[str, _IntentTask] = {}  # task id -> the request it answers
         self._last: tuple[str, float, IntentMatch | None] | None = None  # (text, monotonic time, its match)
         self._asked: tuple[IntentMatch, float] | None = None  # a question back waiting for its answer, and when
+        self._done: tuple[IntentMatch, float] | None = None  # the last request run that more words may continue
 
     def __contains__(self, task_id: object) -> bool:
         return task_id in self._tasks
@@ -88,7 +91,7 @@ class LocalRequests:
         now = time.monotonic()
         if self._last is not None and self._last[0] == text and now - self._last[1] < MATCH_REUSE_S:
             return self._last[2]
-        answered = self._answered(text, now)
+        answered = self._answered(text, now) or self._continued(text, now)
         if answered is not None:
             self._last = (text, now, answered)
             return answered
@@ -122,6 +125,20 @@ class LocalRequests:
         if match is None or match.clarify or (match.tool != asked.tool and {match.tool, asked.tool} != _REMINDERS):
             return None
         return match
+
+    def _continued(self, text: str, now: float) -> IntentMatch | None:
+        """ "And eggs too." right after "Add bread to my shopping list.": the same request for the new words."""
+        if self._done is None or now - self._done[1] > FOLLOW_UP_S or not _MORE.search(text):
+            return None
+        done = self._done[0]
+        more = _MORE.sub("", text).strip().rstrip(".!?").strip()
+        if not more:
+            return None
+        own = self._match_now(more)  # a request of its own ("And set a timer for two minutes too.")
+        if own is not None:
+            return own
+        match = self._match_now(done.follow_up.replace("{answer}", more))
+        return match if match is not None and match.tool == done.tool and not match.clarify else None
 
     def dismissed(self, text: str) -> bool:
         """`text` drops the pending question back and its request ("Never mind."); the question is closed then."""
@@ -158,6 +175,7 @@ class LocalRequests:
         """Run the request's tool now; its result is spoken on `ref` when it comes (or an acknowledgement first)."""
         self._last = None  # the tasks and reminders a match picks from change
         self._asked = None
+        self._done = (match, time.monotonic()) if match.follow_up else None
         task_id = self.harness.submit(match.tool, dict(match.arguments), turn_id=ref.turn_id)
         self._tasks[task_id] = _IntentTask(match, ref, now_ms)
 
