@@ -391,7 +391,13 @@ def test_the_weather_is_declined_in_words_not_invented(session) -> None:
     timeline, runtime, said = session()
     _ask(runtime, "What's the weather like today?")
     assert _turn_ends(timeline)[-1].text.startswith("I can't check the weather")
+    assert _turn_ends(timeline)[-1].text.endswith("Want me to open weather.com?")
     assert not any(isinstance(e, ev.AssistantToken | ev.DelegationDispatched) for e in timeline.events())
+    _ask(runtime, "Yes please.")  # takes the offer; opening a site still asks, as the permission says
+    asked = [e for e in timeline.events() if isinstance(e, ev.ConfirmationRequested)]
+    assert [(e.tool, e.arguments) for e in asked] == [("open", {"target": "https://weather.com"})]
+    _ask(runtime, "No.")
+    assert not [e for e in timeline.events() if isinstance(e, ev.DelegationResult) and e.tool == "open"]
 
 
 def test_cancel_it_ends_what_was_just_set_and_answers_an_open_question(session) -> None:

@@ -579,28 +579,30 @@ def identity(slots: Slots, ctx: Context) -> Result:
 # server's "weather__forecast"): then the request is the model's, which can call that tool.
 _OUT_OF_REACH = {
     "no_weather": (("weather", "forecast"),
-                   "I can't check the weather: no forecast service is set up here. I can open a weather website "
-                   "if you like."),
+                   "I can't check the weather myself: no forecast service is set up here. Want me to open "
+                   "weather.com?", "open weather dot com"),
     "no_news": (("news", "headline", "stock", "score"),
-                "I can't get the news or live scores: nothing here reads them. I can open a news website for you."),
+                "I can't get the news or live scores: nothing here reads them. Name a news website and I'll open it.",
+                ""),
     "no_music": (("music", "spotify", "song", "player", "media", "podcast"),
-                 "I can't play music myself. I can open your music app if you tell me its name."),
+                 "I can't play music myself. I can open your music app if you tell me its name.", ""),
     "no_calls": (("call", "phone", "mail", "message", "sms", "text", "whatsapp", "slack"),
-                 "I can't make calls or send or read messages from here. I can take a note so you remember to."),
+                 "I can't make calls or send or read messages from here. I can take a note so you remember to.",
+                 ""),
     "no_devices": (("light", "home", "volume", "audio", "thermostat", "device", "switch", "lock"),
-                   "I can't control the volume, lights or other devices: nothing here connects me to them."),
+                   "I can't control the volume, lights or other devices: nothing here connects me to them.", ""),
 }
 
 
 def _out_of_reach(intent: str) -> Callable[[Slots, Context], Result]:
-    words, answer = _OUT_OF_REACH[intent]
+    words, answer, offer = _OUT_OF_REACH[intent]  # offer: the request a yes to the answer's question makes
 
     def build(slots: Slots, ctx: Context) -> Result:
         if ctx.tools is not None and any(word in tool.lower() for tool in ctx.tools for word in words):
             return None  # a tool that can: the model calls it
         if re.match(r"(?:me|us|it|that|this|them)\b", str(slots.get("anything") or ""), re.IGNORECASE):
             return None  # "call me Sam", "call it a day": no call
-        return Clarify(answer)
+        return Clarify(answer, offer)
     return build
 
 BUILDERS: dict[str, Callable[..., Result]] = {

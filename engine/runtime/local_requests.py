@@ -27,7 +27,9 @@ log = logging.getLogger(__name__)
 MATCH_REUSE_S = 2.0
 # Words that add to what was just asked ("And eggs too.", "Also some bread.", "Plus milk."), taken off the new words.
 _MORE = re.compile(r"^\W*(?:(?:oh|and|also|plus|oh and|and also)\b\W*)+|\W*\b(?:too|as well|also)\W*$", re.IGNORECASE)
-_REMINDERS = {"set_timer", "set_reminder"}  # "Remind me to call" - "When?" - "In ten minutes." is a timer
+_REMINDERS = {"set_timer", "set_reminder"}
+_YES = re.compile(r"^\W*(?:yes|yeah|yep|yup|sure|ok|okay|please|go ahead|do it|why not|of course)\b(?:\W+(?:please|do it|"
+                  r"go ahead|thanks|thank you|sure))*\W*$", re.IGNORECASE)  # "Remind me to call" - "When?" - "In ten minutes." is a timer
 # A question back ("For how long?") waits this long for its answer; words after that are a new turn of their own.
 FOLLOW_UP_S = 60.0
 # An answer that drops the request instead of completing it ("Set a timer" - "For how long?" - "Never mind.").
@@ -117,6 +119,8 @@ class LocalRequests:
             return None
         asked = self._asked[0]
         frame = asked.follow_up
+        if "{answer}" not in frame:  # an offer ("Want me to open weather.com?"): a yes takes it
+            return self._match_now(frame) if _YES.match(text) else None
         answer = text.strip().rstrip(".!?").strip()
         joint = re.search(r"(\w+)\s+\{answer\}", frame)  # "for {answer}": "for five minutes" has its own "for"
         if joint is not None:
