@@ -333,11 +333,18 @@ def test_a_day_the_calendar_does_not_know_is_left_to_the_model(matcher: IntentMa
     ("Read me the headlines", "I can't get the news"), ("Call my sister", "I can't make calls"),
     ("Text Priya that I'm running late", "I can't make calls"), ("Switch the heating on", "I can't control"),
     ("Mute the speakers", "I can't control"),
+    ("Remind me to take my pills every day at 8", "I can only set one-time reminders"),
+    ("Set a weekly reminder to call grandma", "I can only set one-time reminders"),
 ])
 def test_what_no_tool_can_do_is_declined_not_made_up(matcher: IntentMatcher, text: str, answer: str) -> None:
     # the 135M model said "The weather today is mostly sunny." and, to "Call my mom", "I'm afraid of you."
     hit = matcher.match(text, CONTEXT)
     assert hit is not None and hit.tool == "" and hit.clarify is not None and hit.clarify.startswith(answer), hit
+
+
+def test_a_reminder_with_every_in_its_words_is_still_one_reminder(matcher: IntentMatcher) -> None:
+    hit = matcher.match("Remind me in 10 minutes to check every room", CONTEXT)
+    assert hit is not None and (hit.tool, hit.arguments) == ("set_timer", {"seconds": 600.0, "text": "check every room"})
 
 
 @pytest.mark.parametrize("text", ["I love music", "Call me Sam", "What should I call my dog?", "Text me a joke",
@@ -351,3 +358,10 @@ def test_a_tool_that_can_takes_the_request_back_to_the_model(matcher: IntentMatc
     with_weather = IntentContext(now=NOW, tools=frozenset({"current_time", "weather__get_forecast"}))
     assert matcher.match("What's the weather like today?", with_weather) is None
     assert matcher.match("Call my sister", with_weather) is not None
+
+
+@pytest.mark.parametrize("text", ["Say that again", "What did you just say?", "Sorry, I didn't catch that",
+                                  "Could you repeat that please?"])
+def test_asking_to_hear_it_again_is_a_repeat(matcher: IntentMatcher, text: str) -> None:
+    hit = matcher.match(text, CONTEXT)
+    assert hit is not None and hit.intent == "repeat" and hit.tool == "", hit

@@ -432,3 +432,16 @@ def test_and_more_too_continues_the_list_just_added_to(session) -> None:
     assert dispatched()[-1] == ("set_timer", {"seconds": 120.0})
     _ask(runtime, "What's on my packing list?")
     assert _turn_ends(timeline)[-1].text == "Your packing list has 2 things: bread and toothbrush."
+
+
+def test_say_that_again_repeats_her_last_answer(session) -> None:
+    timeline, runtime, said = session()
+    _ask(runtime, "What did you say?")
+    assert _turn_ends(timeline)[-1].text == "I haven't said anything yet."
+    _ask(runtime, "Tell me about Rome.")  # an answer of the model's
+    answer = _turn_ends(timeline)[-1].text
+    assert answer and any(isinstance(e, ev.AssistantToken) for e in timeline.events())
+    tokens = len([e for e in timeline.events() if isinstance(e, ev.AssistantToken)])
+    _ask(runtime, "Sorry, I didn't catch that.")
+    assert _turn_ends(timeline)[-1].text == answer
+    assert len([e for e in timeline.events() if isinstance(e, ev.AssistantToken)]) == tokens  # said, not written anew

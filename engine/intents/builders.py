@@ -130,7 +130,16 @@ def set_timer_ask(slots: Slots, ctx: Context) -> Result:
     return Clarify("For how long should the timer run?", "set a timer for {answer}")
 
 
+# "every day", "each Monday", "weekly": a reminder that repeats, which the reminder tools cannot set (limits.yaml
+# declines it rather than setting one reminder that says "take my pills every day")
+_REPEATING = re.compile(r"\b(?:every|each)\s+(?:other\s+)?(?:day|morning|afternoon|evening|night|week|weekday|weekend|"
+                        r"month|year|hour|minute|(?:mon|tues|wednes|thurs|fri|satur|sun)days?)\b|"
+                        r"\b(?:daily|weekly|monthly|hourly|nightly)\b", re.IGNORECASE)
+
+
 def _reminder(when_text: str, text: str, ctx: Context) -> Result:
+    if _REPEATING.search(f"{when_text} {text}"):
+        return None
     when = parse_when(when_text, ctx.now)
     if when is None:
         if parse_date(when_text, ctx.now) is not None:  # "remind me tomorrow to ..." : a day, no time
@@ -490,6 +499,11 @@ def cancel_task(slots: Slots, ctx: Context) -> Result:
     return Built("cancel_task", {"task_id": str(chosen["task_id"])})
 
 
+def repeat(slots: Slots, ctx: Context) -> Result:
+    """'Say that again': the runtime says her last answer again (LocalRequests.refusal); this is what it says when
+    she has said nothing yet."""
+    return Clarify("I haven't said anything yet.")
+
 _JUST_SET_S = 300.0  # "cancel it" right after a timer or reminder was set means that one
 
 
@@ -591,6 +605,9 @@ _OUT_OF_REACH = {
                  ""),
     "no_devices": (("light", "home", "volume", "audio", "thermostat", "device", "switch", "lock"),
                    "I can't control the volume, lights or other devices: nothing here connects me to them.", ""),
+    "no_repeating": (("calendar", "recurr", "repeat", "cron", "schedule"),
+                     "I can only set one-time reminders for now, not ones that repeat. Tell me the next time, and "
+                     "I'll remind you then.", ""),
 }
 
 
@@ -616,7 +633,7 @@ BUILDERS: dict[str, Callable[..., Result]] = {
     "write_clipboard": write_clipboard, "read_screen": read_screen, "system_status": system_status,
     "find_files": find_files, "list_tasks": list_tasks, "cancel_task": cancel_task, "capabilities": capabilities,
     "identity": identity, "days_until": days_until, "add_to_list": add_to_list, "read_list": read_list,
-    "remove_from_list": remove_from_list, "clear_list": clear_list, "cancel_last": cancel_last,
+    "remove_from_list": remove_from_list, "clear_list": clear_list, "cancel_last": cancel_last, "repeat": repeat,
     **{intent: _out_of_reach(intent) for intent in _OUT_OF_REACH},
 }
 # Builders that also read the whole sentence (a word the templates match literally, such as "timer").
@@ -625,5 +642,5 @@ NEEDS_SENTENCE = frozenset({"calculate_verbs", "cancel_reminder"})
 TOOL_OF = {"set_timer_ask": "set_timer", "timed": "set_timer", "remind": "set_reminder", "remind_told": "set_reminder",
            "wake": "set_reminder",
            "remind_ask": "set_reminder", "create_note_ask": "create_note", "calculate_verbs": "calculate",
-           "open_site": "open", "time_left": "list_reminders", "cancel_last": "cancel_reminder", "capabilities": "", "identity": "", "days_until": "",
+           "open_site": "open", "time_left": "list_reminders", "cancel_last": "cancel_reminder", "capabilities": "", "identity": "", "days_until": "", "repeat": "",
            **dict.fromkeys(_OUT_OF_REACH, "")}  # "": an answer, no tool

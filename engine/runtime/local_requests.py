@@ -62,6 +62,7 @@ class LocalRequests:
     def __init__(self, timeline: Timeline, harness: Any, options: RuntimeOptions,
                  intents: IntentMatcher | None = None) -> None:
         self.harness = harness  # harness.Harness: submit, check_call, pending reminders and running tasks
+        self.timeline = timeline
         self.options = options
         self.intents = intents  # default: the English templates when there is a harness
         if intents is None and harness is not None and options.local_intents:
@@ -169,11 +170,20 @@ class LocalRequests:
 
     def refusal(self, match: IntentMatch) -> str | None:
         """The sentence to say instead of running the request (a question back, or why it cannot run), or None."""
+        if match.intent == "repeat":
+            return self._last_said() or match.clarify
         if match.clarify:
             self._asked = (match, time.monotonic()) if match.follow_up else None
             return match.clarify
         problem = self.harness.check_call(match.tool, match.arguments)
         return f"I can't do that as asked: {problem}. Could you say it another way?" if problem else None
+
+    def _last_said(self) -> str:
+        """Her last answer in full (an answer cut off is said whole: the user asks for it because it was not heard)."""
+        for event in reversed(self.timeline.events(kinds=[ev.Kind.ASSISTANT_TURN_END])):
+            if isinstance(event, ev.AssistantTurnEnd) and event.text.strip():
+                return event.text.strip()
+        return ""
 
     def submit(self, match: IntentMatch, ref: VenusTurn, now_ms: int) -> None:
         """Run the request's tool now; its result is spoken on `ref` when it comes (or an acknowledgement first)."""
