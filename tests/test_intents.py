@@ -6,7 +6,7 @@ measured on held-out phrasings by bench/intents (written without sight of the te
 
 from __future__ import annotations
 
-from datetime import datetime
+from datetime import datetime, timezone
 from pathlib import Path
 
 import pytest
@@ -365,3 +365,17 @@ def test_a_tool_that_can_takes_the_request_back_to_the_model(matcher: IntentMatc
 def test_asking_to_hear_it_again_is_a_repeat(matcher: IntentMatcher, text: str) -> None:
     hit = matcher.match(text, CONTEXT)
     assert hit is not None and hit.intent == "repeat" and hit.tool == "", hit
+
+
+def test_the_time_elsewhere_comes_from_the_time_zone_database(matcher: IntentMatcher) -> None:
+    # the 135M model makes a time up; the answer is the clock in the place's zone, with the day when it differs
+    noon_utc = datetime(2026, 5, 1, 12, 0, tzinfo=timezone.utc)
+    context = IntentContext(now=noon_utc)
+    cases = {"What time is it in Tokyo?": "It's 9 PM in Tokyo.", "what's the time in new york": "It's 8 AM in New York.",
+             "What time is it in Auckland right now?": "It's 12 AM on Saturday in Auckland.",
+             "what time is it in India": "It's 5:30 PM in India."}
+    for text, answer in cases.items():
+        hit = matcher.match(text, context)
+        assert hit is not None and hit.tool == "" and hit.clarify == answer, (text, hit)
+    hit = matcher.match("What time is it in Narnia?", context)
+    assert hit is not None and hit.clarify.startswith("I don't know which time zone Narnia is in.")

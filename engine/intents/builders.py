@@ -583,6 +583,64 @@ def days_until(slots: Slots, ctx: Context) -> Result:
     return Clarify(f"{days} days until {said}." if name == on else f"{days} days until {said}, on {on}.")
 
 
+# Places people name that the time-zone database does not (it names cities: "Asia/Tokyo", "America/New_York"):
+# countries and big cities with one zone, and the US coasts.
+_PLACE_ZONES = {
+    "uk": "Europe/London", "england": "Europe/London", "britain": "Europe/London", "scotland": "Europe/London",
+    "ireland": "Europe/Dublin", "france": "Europe/Paris", "germany": "Europe/Berlin", "spain": "Europe/Madrid",
+    "italy": "Europe/Rome", "netherlands": "Europe/Amsterdam", "holland": "Europe/Amsterdam", "poland": "Europe/Warsaw",
+    "sweden": "Europe/Stockholm", "norway": "Europe/Oslo", "finland": "Europe/Helsinki", "greece": "Europe/Athens",
+    "turkey": "Europe/Istanbul", "japan": "Asia/Tokyo", "china": "Asia/Shanghai", "beijing": "Asia/Shanghai",
+    "india": "Asia/Kolkata", "delhi": "Asia/Kolkata", "new delhi": "Asia/Kolkata", "mumbai": "Asia/Kolkata",
+    "bangalore": "Asia/Kolkata", "korea": "Asia/Seoul", "south korea": "Asia/Seoul", "vietnam": "Asia/Ho_Chi_Minh",
+    "thailand": "Asia/Bangkok", "israel": "Asia/Jerusalem", "egypt": "Africa/Cairo", "kenya": "Africa/Nairobi",
+    "nigeria": "Africa/Lagos", "new zealand": "Pacific/Auckland", "california": "America/Los_Angeles",
+    "san francisco": "America/Los_Angeles", "seattle": "America/Los_Angeles", "las vegas": "America/Los_Angeles",
+    "washington": "America/New_York", "washington dc": "America/New_York", "boston": "America/New_York",
+    "miami": "America/New_York", "atlanta": "America/New_York", "texas": "America/Chicago", "dallas": "America/Chicago",
+    "houston": "America/Chicago", "hawaii": "Pacific/Honolulu", "mexico": "America/Mexico_City",
+    "brazil": "America/Sao_Paulo", "rio": "America/Sao_Paulo", "rio de janeiro": "America/Sao_Paulo",
+    "argentina": "America/Argentina/Buenos_Aires", "buenos aires": "America/Argentina/Buenos_Aires",
+    "peru": "America/Lima", "colombia": "America/Bogota", "chile": "America/Santiago",
+}
+
+
+def _zone_of(place: str) -> Any:
+    """The time zone a place names (a city of the database, or one of the places above), or None."""
+    import zoneinfo
+
+    key = re.sub(r"[^a-z ]", "", place.lower().replace("-", " ")).strip()
+    key = re.sub(r"^(?:the|in)\s+", "", key)
+    name = _PLACE_ZONES.get(key)
+    if name is None:
+        try:
+            zones = zoneinfo.available_timezones()
+        except Exception:  # no time-zone data on this system
+            return None
+        name = next((z for z in sorted(zones) if z.split("/")[-1].replace("_", " ").lower() == key), None)
+    try:
+        return zoneinfo.ZoneInfo(name) if name else None
+    except (zoneinfo.ZoneInfoNotFoundError, ValueError):
+        return None
+
+
+def world_time(slots: Slots, ctx: Context) -> Result:
+    """'What time is it in Tokyo?': the computer's clock in the place's time zone (no task, like the time)."""
+    place = _plain(slots.get("place")).strip()
+    place = re.sub(r"\s+(?:now|right now|at the moment|today)$", "", place, flags=re.IGNORECASE)
+    if not place or len(place.split()) > 4:
+        return None
+    zone = _zone_of(place)
+    place = string.capwords(place) if place.islower() else place  # "new york" -> "New York"
+    if zone is None:
+        return Clarify(f"I don't know which time zone {place} is in. Try the name of a big city near it.")
+    there = ctx.now.astimezone(zone)
+    hour = there.hour % 12 or 12
+    said = f"{hour} {'AM' if there.hour < 12 else 'PM'}" if there.minute == 0 else \
+        f"{hour}:{there.minute:02d} {'AM' if there.hour < 12 else 'PM'}"
+    day = "" if there.date() == ctx.now.date() else f" on {there:%A}"
+    return Clarify(f"It's {said}{day} in {place}.")
+
 def identity(slots: Slots, ctx: Context) -> Result:
     """'Who are you?': her name (settings) and where she runs."""
     return Clarify(f"I'm {ctx.assistant_name}, a voice assistant running here on your computer. "
@@ -633,7 +691,7 @@ BUILDERS: dict[str, Callable[..., Result]] = {
     "write_clipboard": write_clipboard, "read_screen": read_screen, "system_status": system_status,
     "find_files": find_files, "list_tasks": list_tasks, "cancel_task": cancel_task, "capabilities": capabilities,
     "identity": identity, "days_until": days_until, "add_to_list": add_to_list, "read_list": read_list,
-    "remove_from_list": remove_from_list, "clear_list": clear_list, "cancel_last": cancel_last, "repeat": repeat,
+    "remove_from_list": remove_from_list, "clear_list": clear_list, "cancel_last": cancel_last, "repeat": repeat, "world_time": world_time,
     **{intent: _out_of_reach(intent) for intent in _OUT_OF_REACH},
 }
 # Builders that also read the whole sentence (a word the templates match literally, such as "timer").
@@ -642,5 +700,5 @@ NEEDS_SENTENCE = frozenset({"calculate_verbs", "cancel_reminder"})
 TOOL_OF = {"set_timer_ask": "set_timer", "timed": "set_timer", "remind": "set_reminder", "remind_told": "set_reminder",
            "wake": "set_reminder",
            "remind_ask": "set_reminder", "create_note_ask": "create_note", "calculate_verbs": "calculate",
-           "open_site": "open", "time_left": "list_reminders", "cancel_last": "cancel_reminder", "capabilities": "", "identity": "", "days_until": "", "repeat": "",
+           "open_site": "open", "time_left": "list_reminders", "cancel_last": "cancel_reminder", "capabilities": "", "identity": "", "days_until": "", "repeat": "", "world_time": "",
            **dict.fromkeys(_OUT_OF_REACH, "")}  # "": an answer, no tool
