@@ -6,7 +6,7 @@ measured on held-out phrasings by bench/intents (written without sight of the te
 
 from __future__ import annotations
 
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
@@ -369,7 +369,7 @@ def test_asking_to_hear_it_again_is_a_repeat(matcher: IntentMatcher, text: str) 
 
 def test_the_time_elsewhere_comes_from_the_time_zone_database(matcher: IntentMatcher) -> None:
     # the 135M model makes a time up; the answer is the clock in the place's zone, with the day when it differs
-    noon_utc = datetime(2026, 5, 1, 12, 0, tzinfo=timezone.utc)
+    noon_utc = datetime(2026, 5, 1, 12, 0, tzinfo=UTC)
     context = IntentContext(now=noon_utc)
     cases = {"What time is it in Tokyo?": "It's 9 PM in Tokyo.", "what's the time in new york": "It's 8 AM in New York.",
              "What time is it in Auckland right now?": "It's 12 AM on Saturday in Auckland.",

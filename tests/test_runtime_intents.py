@@ -6,6 +6,7 @@ whole session: espeak-ng speech in a WAV → VAD → whisper → end of turn →
 
 from __future__ import annotations
 
+import time
 from datetime import datetime, timedelta
 
 import numpy as np
@@ -445,3 +446,18 @@ def test_say_that_again_repeats_her_last_answer(session) -> None:
     _ask(runtime, "Sorry, I didn't catch that.")
     assert _turn_ends(timeline)[-1].text == answer
     assert len([e for e in timeline.events() if isinstance(e, ev.AssistantToken)]) == tokens  # said, not written anew
+
+
+def test_snooze_says_the_reminder_that_went_off_again_later(session) -> None:
+    timeline, runtime, said = session()
+    _ask(runtime, "Remind me in 1 second to take the bread out")
+    fired = []
+    deadline = time.monotonic() + 20
+    while not fired and time.monotonic() < deadline:
+        time.sleep(0.1)
+        fired = [e for e in timeline.events() if isinstance(e, ev.ReminderFired)]
+    assert fired and runtime.wait_idle(30)
+    _ask(runtime, "Snooze for five minutes")
+    assert _turn_ends(timeline)[-1].text == "Okay, I'll remind you again in 5 minutes."
+    pending = runtime._machine._requests.harness.pending_reminders()
+    assert [r["text"] for r in pending] == ["take the bread out"], pending

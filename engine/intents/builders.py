@@ -504,6 +504,16 @@ def repeat(slots: Slots, ctx: Context) -> Result:
     she has said nothing yet."""
     return Clarify("I haven't said anything yet.")
 
+SNOOZE_S = 600.0  # "Snooze." with no length: ten minutes
+
+
+def snooze(slots: Slots, ctx: Context) -> Result:
+    """ "Snooze for five minutes": a timer; the runtime gives it the words of the reminder that just went off, so the
+    same reminder comes again (LocalRequests.match)."""
+    seconds = _seconds(slots.get("duration")) if slots.get("duration") else SNOOZE_S
+    return Built("set_timer", {"seconds": seconds}) if seconds is not None else None
+
+
 _JUST_SET_S = 300.0  # "cancel it" right after a timer or reminder was set means that one
 
 
@@ -691,7 +701,8 @@ BUILDERS: dict[str, Callable[..., Result]] = {
     "write_clipboard": write_clipboard, "read_screen": read_screen, "system_status": system_status,
     "find_files": find_files, "list_tasks": list_tasks, "cancel_task": cancel_task, "capabilities": capabilities,
     "identity": identity, "days_until": days_until, "add_to_list": add_to_list, "read_list": read_list,
-    "remove_from_list": remove_from_list, "clear_list": clear_list, "cancel_last": cancel_last, "repeat": repeat, "world_time": world_time,
+    "remove_from_list": remove_from_list, "clear_list": clear_list, "cancel_last": cancel_last, "repeat": repeat,
+    "snooze": snooze, "world_time": world_time,
     **{intent: _out_of_reach(intent) for intent in _OUT_OF_REACH},
 }
 # Builders that also read the whole sentence (a word the templates match literally, such as "timer").
@@ -700,5 +711,6 @@ NEEDS_SENTENCE = frozenset({"calculate_verbs", "cancel_reminder"})
 TOOL_OF = {"set_timer_ask": "set_timer", "timed": "set_timer", "remind": "set_reminder", "remind_told": "set_reminder",
            "wake": "set_reminder",
            "remind_ask": "set_reminder", "create_note_ask": "create_note", "calculate_verbs": "calculate",
-           "open_site": "open", "time_left": "list_reminders", "cancel_last": "cancel_reminder", "capabilities": "", "identity": "", "days_until": "", "repeat": "", "world_time": "",
+           "open_site": "open", "time_left": "list_reminders", "cancel_last": "cancel_reminder", "snooze": "set_timer",
+           "capabilities": "", "identity": "", "days_until": "", "repeat": "", "world_time": "",
            **dict.fromkeys(_OUT_OF_REACH, "")}  # "": an answer, no tool

@@ -223,6 +223,8 @@ def render_result(match: IntentMatch, result: Any, now: datetime | None = None,
     tool = match.tool
     if tool == "set_timer":
         span = duration(float(args.get("seconds", 0)))
+        if match.intent == "snooze":
+            return f"Okay, I'll remind you again in {span}." if args.get("text") else f"Okay, a timer for {span}."
         if match.intent in ("remind", "wake") and args.get("text"):
             return f"Okay, in {span} I'll remind you to {args['text']}."
         label = f" for {args['text']}" if args.get("text") else ""

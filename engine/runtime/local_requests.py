@@ -6,7 +6,7 @@ from __future__ import annotations
 import logging
 import re
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime
 from typing import Any
 
@@ -30,6 +30,7 @@ _MORE = re.compile(r"^\W*(?:(?:oh|and|also|plus|oh and|and also)\b\W*)+|\W*\b(?:
 _REMINDERS = {"set_timer", "set_reminder"}
 _YES = re.compile(r"^\W*(?:yes|yeah|yep|yup|sure|ok|okay|please|go ahead|do it|why not|of course)\b(?:\W+(?:please|do it|"
                   r"go ahead|thanks|thank you|sure))*\W*$", re.IGNORECASE)  # "Remind me to call" - "When?" - "In ten minutes." is a timer
+SNOOZE_WINDOW_MS = 15 * 60_000  # "Snooze" this long after a reminder went off means that reminder
 # A question back ("For how long?") waits this long for its answer; words after that are a new turn of their own.
 FOLLOW_UP_S = 60.0
 # An answer that drops the request instead of completing it ("Set a timer" - "For how long?" - "Never mind.").
@@ -99,8 +100,18 @@ class LocalRequests:
             self._last = (text, now, answered)
             return answered
         match = self._match_now(text)
+        if match is not None and match.intent == "snooze":
+            match = self._snoozed(match)
         self._last = (text, now, match)
         return match
+
+    def _snoozed(self, match: IntentMatch) -> IntentMatch:
+        """ "Snooze." right after a reminder went off: that reminder again, after the length (a plain timer else)."""
+        fired = self.timeline.events(kinds=[ev.Kind.REMINDER_FIRED])
+        if not fired or self.timeline.now_ms() - fired[-1].t_ms > SNOOZE_WINDOW_MS:
+            return match
+        text = getattr(fired[-1], "text", "")
+        return replace(match, arguments={**match.arguments, "text": text}) if text else match
 
     def _match_now(self, text: str) -> IntentMatch | None:
         assert self.intents is not None
