@@ -262,7 +262,7 @@ def test_tools_page_says_what_runs_what_asks_and_what_is_off(qtbot, config):
     assert ask.startswith("Asks you first") and "open" in ask and "create note" in ask
     assert off.startswith("Off") and "run shell command" in off
     wizard.next()
-    assert "Tools: create note, open" in wizard.summary.text.text()
+    assert "Tools: clear list, create note, open" in wizard.summary.text.text()  # "clear list" asks: it empties one
 
 
 def test_a_failed_check_shows_the_fix_and_does_not_block_finishing(qtbot, config):
