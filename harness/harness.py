@@ -175,6 +175,12 @@ class Harness:
         """The words are a yes, a no or both, read from the whole utterance (whoever said them)."""
         return read_answer(text).reply in ("yes", "no", "unclear")
 
+    @staticmethod
+    def reads_as_approval(text: str) -> bool:
+        """The words may approve (a yes, or a yes and a no): what only the user's own voice may say. A no only
+        declines, which is safe from anyone."""
+        return read_answer(text).reply in ("yes", "unclear")
+
     def on_timeline_event(self, event: Event) -> None:
         """A timeline subscriber: the user's transcripts and typed text may answer or cancel; nothing else can."""
         if isinstance(event, AsrFinal):

@@ -212,3 +212,18 @@ def test_a_yes_in_another_voice_approves_nothing_and_the_users_own_yes_does(back
     finally:
         runtime.close()
         harness.shutdown()
+
+
+def test_a_no_in_another_voice_still_declines(backend, voices, tmp_path, wait_until) -> None:
+    # "No." was answered "That didn't sound like your voice, so I haven't done it." (found by voice): a no only
+    # declines, which is safe whoever says it
+    timeline, harness, runtime, task = _asked_about_a_note(backend, tmp_path, wait_until)
+    try:
+        other = voices("No.", "en-us+f3")
+        _speak_final(timeline, "No.", other)
+        assert wait_until(lambda: _answered(timeline) == [(task, False)], timeout=30), other
+        assert not any("didn't sound like your voice" in t for t in _said(timeline))
+    finally:
+        runtime.close()
+        harness.shutdown()
+

@@ -65,8 +65,9 @@ class OpenQuestion:
             return self.harness.handle_user_text(text, source="ui", asked=self.task_id)
         asked = self.task_id if self._heard() else None
         if asked is not None and not self._sounds_like_user():
-            # the words answer the question, but not in the user's voice: the TV, a guest, a recording
-            if self.harness.reads_as_answer(text):
+            # the words would approve, but not in the user's voice: the TV, a guest, a recording. A no declines
+            # whoever says it (the user's own short "No." scores under the line about 1 time in 7).
+            if self.harness.reads_as_approval(text):
                 log.info("an answer %r in another voice (similarity %.2f) approves nothing", text, self.turn_voice)
                 return "not-you"
         return self.harness.handle_user_text(text, source="voice", asked=asked)
