@@ -198,3 +198,27 @@ def test_a_base_model_reads_a_written_dialogue_and_each_answer_is_one_line() -> 
             assert rendered.startswith(SMALL_MODEL_PROMPT + "\n\nUser: " + text + "\nVenus: "), rendered
     finally:
         shared.close()
+
+
+def test_a_result_its_own_turn_said_is_not_given_to_a_model_without_tool_calls_as_data() -> None:
+    # SmolLM2-135M copied the clock's raw result into its next answer ("How are you today?" - "Today is Monday,
+    # 2026-12-07.") and wrote its fence ("</data>"): the words "It's 2:02 PM." already hold the result
+    events = [
+        ev.UserText(text="What time is it?", seq=1),
+        ev.ControlDecision(turn_id="t1", action=ev.Action.DELEGATE, tool="current_time", seq=2),
+        ev.DelegationDispatched(task_id="k1", tool="current_time", turn_id="t1", seq=3),
+        ev.DelegationResult(task_id="k1", tool="current_time", summary="It is 14:02 on Monday, 2026-12-07", seq=4),
+        ev.AssistantTurnEnd(turn_id="t1", text="It's 2:02 PM.", heard_text="It's 2:02 PM.", seq=5),
+        # a result that came later, for a turn that had already ended, is said from the data: it stays
+        ev.DelegationDispatched(task_id="k2", tool="find_files", turn_id="t2", seq=6),
+        ev.AssistantTurnEnd(turn_id="t2", text="Looking.", heard_text="Looking.", seq=7),
+        ev.DelegationResult(task_id="k2", tool="find_files", summary="Found 2 files", seq=8),
+        ev.UserText(text="How are you today?", seq=9),
+    ]
+    small = ConversationOptions.from_settings(Settings().llm).render
+    text = " ".join(m.content for m in render_messages(events, [], small))
+    assert "2026-12-07" not in text and "It's 2:02 PM." in text and "Found 2 files" in text
+    with_tools = Settings()
+    with_tools.llm.tool_calls = "on"  # a model that reads data and calls tools keeps every result
+    text = " ".join(m.content for m in render_messages(events, [], ConversationOptions.from_settings(with_tools.llm).render))
+    assert "2026-12-07" in text

@@ -341,7 +341,7 @@ def test_a_shopping_list_is_kept_read_back_and_emptied_after_a_yes(session) -> N
     _ask(runtime, "Add milk and eggs to my shopping list")
     assert _turn_ends(timeline)[-1].text == "Okay, I added milk and eggs to your shopping list."
     _ask(runtime, "put the milk on the shopping list")
-    assert _turn_ends(timeline)[-1].text == "Milk is already on your shopping list."
+    assert _turn_ends(timeline)[-1].text == "You already have milk on your shopping list."
     _ask(runtime, "What is on my shopping list?")
     assert _turn_ends(timeline)[-1].text == "Your shopping list has 2 things: milk and eggs."
     _ask(runtime, "take the eggs off my shopping list")

@@ -202,14 +202,12 @@ def _list_answer(tool: str, data: Mapping[str, Any]) -> str:
         added, already = list(data.get("added") or []), list(data.get("already") or [])
         said = f"Okay, I added {_listing(added)} to {name}." if added else ""
         if already:
-            there = f"{_listing(already)} {'is' if len(already) == 1 else 'are'} already on {name}."
-            said = f"{said} {there[:1].upper()}{there[1:]}".strip()
+            said = f"{said} You already have {_listing(already)} on {name}.".strip()
         return said
     removed, missing = list(data.get("removed") or []), list(data.get("missing") or [])
     said = f"Okay, I took {_listing(removed)} off {name}." if removed else ""
     if missing:
-        gone = f"{_listing(missing)} {'was' if len(missing) == 1 else 'were'} not on {name}."
-        said = f"{said} {gone[:1].upper()}{gone[1:]}".strip()
+        said = f"{said} I didn't find {_listing(missing)} on {name}.".strip()
     return said
 
 

@@ -112,8 +112,11 @@ def render_messages(events: Sequence[ev.Event], tools: Sequence[ToolSpec], optio
     turns: dict[str, _Turn] = {}
     order: list[tuple[str, object]] = []  # ("user", [texts]) / ("turn", turn_id) / ("note", text)
     not_for_venus = _segments_not_addressed(events)
+    # A model without tool calls (the tiny defaults) copied a result's raw data into its next answers ("How are
+    # you today?" - "Today is Monday, 2026-12-07."): a result that its own turn then said in words is left out.
+    said = set() if options.include_control else _results_said(events)
     for event in events:
-        if event.seq < start_seq:
+        if event.seq < start_seq or (isinstance(event, ev.DelegationResult) and event.task_id in said):
             continue
         if isinstance(event, ev.AsrFinal | ev.UserText):
             text = event.text.strip()
@@ -162,6 +165,14 @@ def render_messages(events: Sequence[ev.Event], tools: Sequence[ToolSpec], optio
             messages.append(ChatMessage("assistant", content, control=turn.control if options.include_control else ""))
     return messages
 
+
+def _results_said(events: Sequence[ev.Event]) -> set[str]:
+    """The tasks whose result the turn that started them then said in words (a recognised request's answer,
+    "It's 2:02 PM."): the words hold the result, and they are in the context already."""
+    turn_of = {e.task_id: e.turn_id for e in events if isinstance(e, ev.DelegationDispatched)}
+    result_at = {e.task_id: e.seq for e in events if isinstance(e, ev.DelegationResult)}
+    ended_at = {e.turn_id: e.seq for e in events if isinstance(e, ev.AssistantTurnEnd) and e.text.strip()}
+    return {task for task, seq in result_at.items() if ended_at.get(turn_of.get(task, ""), -1) > seq}
 
 def _drop_unheard_answers(order: list[tuple[str, object]], turns: dict[str, _Turn]) -> list[tuple[str, object]]:
     # An answer the user cut before hearing a word of it ("Explain how the internet works," [Venus starts]
