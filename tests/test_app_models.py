@@ -249,7 +249,7 @@ def test_use_this_model_switches_the_running_session_in_place(qtbot, tmp_path, l
         notice = [e for e in timeline.events() if getattr(e, "code", "") == "settings-saved"][-1]
         assert re.fullmatch(r"Settings saved; Venus reloaded the language model in [\d.]+ s", notice.text), notice.text
         ends = len(timeline.events(kinds=[Kind.ASSISTANT_TURN_END]))
-        controller.send_text("Hello there, how are you?")  # the conversation goes on, on the new model
+        controller.send_text("Tell me about the moon.")  # the conversation goes on, on the new model
         qtbot.waitUntil(lambda: len(timeline.events(kinds=[Kind.ASSISTANT_TURN_END])) > ends, timeout=60000)
         assert "in use" in row.title.text() and not row.use_button.isEnabled()
     finally:

@@ -273,7 +273,7 @@ def test_what_can_you_do_is_answered_from_the_tools_that_are_on(session) -> None
     # the 135M model answered "I can do everything I can for you"; the answer now comes from the harness's tools
     timeline, runtime, said = session()
     _ask(runtime, "What can you do?")
-    assert said[-1].startswith("I can set timers and reminders, take notes, keep your shopping and to-do lists, tell the time")
+    assert said[-1].startswith("I can set timers and reminders, take notes, keep lists, tell the time")
     assert "read your screen" in said[-1]
     assert not any(isinstance(e, ev.DelegationDispatched) for e in timeline.events())  # an answer, no task
 
@@ -461,3 +461,20 @@ def test_snooze_says_the_reminder_that_went_off_again_later(session) -> None:
     assert _turn_ends(timeline)[-1].text == "Okay, I'll remind you again in 5 minutes."
     pending = runtime._machine._requests.harness.pending_reminders()
     assert [r["text"] for r in pending] == ["take the bread out"], pending
+
+
+@pytest.mark.parametrize(("text", "reply"), [
+    ("Hi", "Hi! What can I do for you?"),
+    ("Hey Venus, how are you?", "Hi! I'm doing well, thanks for asking. What can I do for you?"),
+    ("Thanks, bye!", "You're welcome! Bye for now!"),
+    ("Good night.", "Good night!"),
+])
+def test_a_greeting_thanks_or_goodbye_gets_its_reply_without_the_tiny_model(session, text: str, reply: str) -> None:
+    # SmolLM2-135M: "Hi" - "Hi, welcome to my little friend! You're on the right planet, I'm not too far off.";
+    # "Thanks, bye" - "Bye, I'm glad to know you're not here."
+    timeline, runtime, said = session()
+    _ask(runtime, text)
+    assert _turn_ends(timeline)[-1].text == reply
+    assert not any(isinstance(e, ev.AssistantToken) for e in timeline.events())
+    _ask(runtime, "Hi, can you tell me about the moon?")  # more than a formula: the model answers
+    assert any(isinstance(e, ev.AssistantToken) for e in timeline.events())

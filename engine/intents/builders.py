@@ -533,7 +533,7 @@ def cancel_last(slots: Slots, ctx: Context) -> Result:
 _CAPABILITIES = (
     (("set_timer", "set_reminder"), "set timers and reminders"),
     (("create_note", "search_notes"), "take notes"),
-    (("add_to_list", "read_list"), "keep your shopping and to-do lists"),
+    (("add_to_list", "read_list"), "keep lists"),
     (("current_time",), "tell the time"),
     (("calculate", "convert_units"), "do sums and conversions"),
     (("open",), "open apps and websites"),

@@ -80,6 +80,52 @@ def social_formula(text: str, assistant_name: str = "") -> bool:
     return True
 
 
+# The other half of each ritual, for a model too small to say it well (SmolLM2-135M answered "Hi" with "Hi, welcome
+# to my little friend! You're on the right planet" and "Thanks, bye" with "Bye, I'm glad to know you're not here.").
+_GREETINGS = {"hi", "hey", "hello", "hiya", "howdy", "greetings", "hi there", "hey there", "hello there"}
+_TIMES_OF_DAY = {"good morning": "Good morning!", "morning": "Good morning!", "good afternoon": "Good afternoon!",
+                 "good evening": "Good evening!", "evening": "Good evening!"}
+_HOW = {"how are you", "how are you doing", "how are you today", "how are you doing today", "how's it going",
+        "how is it going", "how are things", "how have you been", "what's up", "what's new"}
+_THANKS = {"thanks", "thank you", "thanks a lot", "thank you very much", "many thanks", "cheers"}
+_NIGHT = {"good night", "goodnight"}
+_MEET = {"nice to meet you", "pleased to meet you"}
+_FAREWELLS = {"bye", "bye-bye", "goodbye", "see you", "see you later", "see you soon", "take care"}
+
+
+def social_reply(text: str, assistant_name: str = "") -> str | None:
+    """What a listener says back to a turn made only of social formulas ("Hi." - "Hi! What can I do for you?",
+    "Thanks, bye!" - "You're welcome! Bye for now."), or None for any other turn."""
+    if not social_formula(text, assistant_name):
+        return None
+    name = assistant_name.lower().strip()
+    tokens = [t for t in cue_words(text) if t != name and t not in ("oh", "um", "uh", "well")]
+    said: list[str] = []
+    at = 0
+    while at < len(tokens):
+        size = next(n for n in range(min(_FORMULA_LONGEST, len(tokens) - at), 0, -1)
+                    if " ".join(tokens[at:at + n]) in _FORMULAS)
+        said.append(" ".join(tokens[at:at + size]))
+        at += size
+    parts = []
+    if greeting := next((_TIMES_OF_DAY[f] for f in said if f in _TIMES_OF_DAY), None):
+        parts.append(greeting)
+    elif any(f in _GREETINGS for f in said):
+        parts.append("Hi!")
+    if any(f in _MEET for f in said):
+        parts.append("Nice to meet you too!")
+    if any(f in _HOW for f in said):
+        parts.append("I'm doing well, thanks for asking.")
+    if any(f in _THANKS for f in said):
+        parts.append("You're welcome!")
+    if any(f in _NIGHT for f in said):
+        parts.append("Good night!")
+    elif any(f in _FAREWELLS for f in said):
+        parts.append("Bye for now!")
+    elif not any(f in _THANKS for f in said):
+        parts.append("What can I do for you?")
+    return " ".join(parts)
+
 # ---- the overlap cues ----------------------------------------------------------------------------------------
 
 # Short listener responses that do not claim the floor (single words and two-word phrases).

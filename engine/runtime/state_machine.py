@@ -16,9 +16,10 @@ from functools import partial
 from typing import Any
 
 from engine.intents import IntentMatch, IntentMatcher
+from engine.llm.conversation import tool_calls_enabled
 from engine.runtime.assistant_turns import AssistantTurns, VenusTurn
 from engine.runtime.cpu_share import CpuShare
-from engine.runtime.cues import only_stop, social_formula, split_words
+from engine.runtime.cues import only_stop, social_formula, social_reply, split_words
 from engine.runtime.deliveries import Deliveries
 from engine.runtime.local_requests import LocalRequests
 from engine.runtime.mouth import Mouth
@@ -418,6 +419,11 @@ class StateMachine:
                                                     action=ev.Action.SILENT))
             self._claimed_floor = False
             self._to(State.LISTENING)
+            return
+        if self.end_of_turn.options.english_words and not tool_calls_enabled(self.settings.llm) \
+                and (reply := social_reply(self._scene.last_request, self.settings.conversation.assistant_name)):
+            self._claimed_floor = False  # "Hi" - "Hi! What can I do for you?": said, not left to a tiny model
+            self._say(reply)
             return
         # Typed text and a turn that interrupted Venus are meant for her; other speech may be for someone
         # else, so there silence stays possible.
