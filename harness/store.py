@@ -236,6 +236,11 @@ class TaskStore:
         values = {k: v for k, v in {"fired": fired, "cancelled": cancelled}.items() if v is not None}
         self._write(update(_reminders).where(_reminders.c.id == reminder_id).values(**values))
 
+    def reschedule_reminder(self, reminder_id: str, due_at: float, text: str) -> None:
+        """Move a pending reminder to `due_at` with `text`, as if set now."""
+        self._write(update(_reminders).where(_reminders.c.id == reminder_id)
+                    .values(due_at=due_at, text=text, created_at=time.time()))
+
     def pending_reminders(self) -> list[ReminderRecord]:
         """Reminders neither fired nor cancelled, soonest first."""
         rows = self._read(select(_reminders).where(~_reminders.c.fired, ~_reminders.c.cancelled)

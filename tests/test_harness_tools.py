@@ -6,6 +6,7 @@ from __future__ import annotations
 import os
 import shutil
 import time
+from datetime import datetime
 from pathlib import Path
 
 import pytest
@@ -284,5 +285,24 @@ def test_lists_keep_their_items_across_a_restart_and_empty_only_on_a_yes(tmp_pat
         assert wait_final(timeline, task_id).result == {"list": "shopping", "removed": 3}
         assert run(harness, timeline, "read_list", {}).result["items"] == []
         assert run(harness, timeline, "read_list", {"list": "to-do"}).result["items"] == ["call the plumber"]
+    finally:
+        harness.shutdown()
+
+
+def test_a_timer_is_moved_and_keeps_saying_what_it_is(tmp_path: Path):
+    harness, timeline = make_harness(store_path=tmp_path / "tasks.db")
+    try:
+        timer = run(harness, timeline, "set_timer", {"seconds": 300})
+        rid = timer.result["reminder_id"]
+        moved = run(harness, timeline, "change_reminder", {"reminder_id": rid, "seconds": 600})
+        assert moved.result["text"] == "Your 10 minutes timer is done."  # a timer's own words follow its length
+        listed = run(harness, timeline, "list_reminders", {}).result["reminders"]
+        assert [(r["reminder_id"], r["timer"]) for r in listed] == [(rid, True)]
+        due = datetime.fromisoformat(listed[0]["due_at"]).timestamp()
+        assert 590 < due - time.time() <= 600
+        both = run(harness, timeline, "change_reminder", {"reminder_id": rid, "seconds": 60, "at": "2030-01-01T09:00"})
+        assert isinstance(both, DelegationFailed) and "not both" in both.error
+        assert isinstance(run(harness, timeline, "change_reminder", {"reminder_id": "nope", "seconds": 60}),
+                          DelegationFailed)
     finally:
         harness.shutdown()

@@ -478,3 +478,24 @@ def test_a_greeting_thanks_or_goodbye_gets_its_reply_without_the_tiny_model(sess
     assert not any(isinstance(e, ev.AssistantToken) for e in timeline.events())
     _ask(runtime, "Hi, can you tell me about the moon?")  # more than a formula: the model answers
     assert any(isinstance(e, ev.AssistantToken) for e in timeline.events())
+
+
+def test_make_it_ten_minutes_moves_the_timer_just_set(session) -> None:
+    # "Set a timer for 5 minutes" - "Actually make it 15 minutes" went to the model, which set nothing new and said
+    # "Timer set for 10 minutes 15 minutes </cite>"
+    import re
+
+    timeline, runtime, said = session()
+    _ask(runtime, "Remind me tomorrow at 9 to water the plants")
+    _ask(runtime, "Set a timer for 5 minutes")
+    _ask(runtime, "Actually, make it 15 minutes.")
+    assert _turn_ends(timeline)[-1].text == "Okay, it's now set for 15 minutes from now."
+    _ask(runtime, "How much time is left on my timer?")
+    answer = _turn_ends(timeline)[-1].text
+    assert re.fullmatch(r"Your 15 minute timer has (15 minutes|14 minutes and \d+ seconds?) left\.", answer), answer
+    _ask(runtime, "Move it to 6 pm")  # still the timer: the one set last
+    pending = runtime._machine._requests.harness.pending_reminders()
+    moved = [r for r in pending if "timer" in r["text"]]
+    assert len(pending) == 2 and len(moved) == 1, pending
+    due = datetime.fromtimestamp(moved[0]["due_at"])
+    assert (due.hour, due.minute) == (18, 0), due

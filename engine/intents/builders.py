@@ -517,6 +517,40 @@ def snooze(slots: Slots, ctx: Context) -> Result:
 _JUST_SET_S = 300.0  # "cancel it" right after a timer or reminder was set means that one
 
 
+def _reminder_to_change(ctx: Context) -> Mapping[str, Any] | Clarify:
+    """The timer or reminder "it" means: the one set in the last few minutes, else the only one."""
+    now = ctx.now.timestamp()
+    recent = [r for r in ctx.reminders if isinstance(r.get("set_at"), int | float) and now - r["set_at"] < _JUST_SET_S]
+    if recent:
+        return max(recent, key=lambda r: r["set_at"])
+    if len(ctx.reminders) == 1:
+        return ctx.reminders[0]
+    if not ctx.reminders:
+        return Clarify("There's no timer or reminder to change.")
+    return Clarify("Which one: " + " or ".join(str(r.get("text") or "the timer") for r in ctx.reminders[-3:]) + "?")
+
+
+def change_reminder(slots: Slots, ctx: Context) -> Result:
+    """ "Make it 10 minutes." / "Move it to 6 pm.": the timer or reminder just set, moved."""
+    when_text = clean_text(slots.get("when"))
+    seconds = parse_duration(re.sub(r"^(?:in|for)\s+", "", when_text, flags=re.IGNORECASE))
+    if seconds is None and (number := parse_number(when_text)) is not None and 0 < number <= 180:
+        seconds = number * 60  # "make it 10": minutes, as timers are said
+    when = None if seconds is not None else parse_when(when_text, ctx.now)
+    if seconds is None and when is None:
+        if parse_date(when_text, ctx.now) is not None:
+            return Clarify(f"At what time {when_text}?")
+        return None  # "make it snappy"
+    target = _reminder_to_change(ctx)
+    if isinstance(target, Clarify):
+        return target
+    if seconds is None and when is not None and when.delay_s is not None:
+        seconds = when.delay_s
+    if seconds is not None:
+        return Built("change_reminder", {"reminder_id": str(target["reminder_id"]), "seconds": seconds})
+    assert when is not None and when.at is not None
+    return Built("change_reminder", {"reminder_id": str(target["reminder_id"]), "at": when.at.strftime("%Y-%m-%dT%H:%M")})
+
 def cancel_last(slots: Slots, ctx: Context) -> Result:
     """ "Cancel it." / "Undo that.": the timer or reminder just set, else the one task running."""
     now = ctx.now.timestamp()
@@ -701,7 +735,7 @@ BUILDERS: dict[str, Callable[..., Result]] = {
     "write_clipboard": write_clipboard, "read_screen": read_screen, "system_status": system_status,
     "find_files": find_files, "list_tasks": list_tasks, "cancel_task": cancel_task, "capabilities": capabilities,
     "identity": identity, "days_until": days_until, "add_to_list": add_to_list, "read_list": read_list,
-    "remove_from_list": remove_from_list, "clear_list": clear_list, "cancel_last": cancel_last, "repeat": repeat,
+    "remove_from_list": remove_from_list, "clear_list": clear_list, "cancel_last": cancel_last, "change_reminder": change_reminder, "repeat": repeat,
     "snooze": snooze, "world_time": world_time,
     **{intent: _out_of_reach(intent) for intent in _OUT_OF_REACH},
 }

@@ -247,6 +247,11 @@ def render_result(match: IntentMatch, result: Any, now: datetime | None = None,
         return f"You have {count}: {_listing(spoken)}{more}."
     if tool in _LIST_TOOLS:
         return _list_answer(tool, data)
+    if tool == "change_reminder":
+        if "seconds" in args:
+            return f"Okay, it's now set for {duration(float(args['seconds']))} from now."
+        moved = datetime.fromisoformat(str(args["at"]))
+        return f"Okay, I moved it to {_day(moved, now)} at {clock(moved)}."
     if tool == "cancel_reminder":
         return "Okay, it's cancelled."
     if tool == "create_note":

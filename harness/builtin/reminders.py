@@ -66,6 +66,17 @@ class ReminderService:
         self.store.mark_reminder(reminder_id, cancelled=True)
         return True
 
+    def reschedule(self, reminder_id: str, due_at: float, text: str) -> bool:
+        """Move a pending reminder to `due_at` (saying `text`); False if there is none with that id."""
+        with self._lock:
+            handle = self._handles.pop(reminder_id, None)
+        if handle is None:
+            return False
+        handle.cancel()
+        self.store.reschedule_reminder(reminder_id, due_at, text)
+        self._schedule(reminder_id, text, due_at)
+        return True
+
     def _schedule(self, reminder_id: str, text: str, due_at: float) -> None:
         delay = max(0.0, due_at - time.time())
         handle = self._scheduler.call_later(delay, lambda: self._fire(reminder_id, text))
@@ -113,6 +124,32 @@ class ReminderService:
         return ToolOutput(summary=f"{len(items)} reminder{'s' if len(items) != 1 else ''} pending",
                           data={"reminders": items})
 
+    def change_reminder(self, arguments: dict[str, Any], ctx: ToolContext) -> ToolOutput:
+        """Tool: move a timer or reminder to a new length from now (`seconds`) or a local date and time (`at`)."""
+        reminder_id = arguments["reminder_id"]
+        current = next((r for r in self.store.pending_reminders() if r.id == reminder_id), None)
+        if current is None:
+            raise InvalidArguments(f"no pending reminder has id {reminder_id!r}", fix="call list_reminders for the ids")
+        if ("seconds" in arguments) == ("at" in arguments):
+            raise InvalidArguments("give either 'seconds' (from now) or 'at' (a local date and time), not both")
+        if "seconds" in arguments:
+            due_at = time.time() + float(arguments["seconds"])
+        else:
+            try:
+                due_at = datetime.fromisoformat(arguments["at"]).timestamp()
+            except ValueError:
+                raise InvalidArguments(f"'at' must be an ISO date and time like 2026-05-01T09:30, got "
+                                       f"{arguments['at']!r}") from None
+            if due_at <= time.time():
+                raise InvalidArguments(f"{arguments['at']} is in the past", fix="give a time in the future")
+        was_timer = current.text == _timer_text(current.due_at - current.created_at)
+        text = _timer_text(due_at - time.time()) if was_timer and "seconds" in arguments else current.text
+        if not self.reschedule(reminder_id, due_at, text):
+            raise InvalidArguments(f"reminder {reminder_id!r} went off or was cancelled just now")
+        when = datetime.fromtimestamp(due_at)
+        return ToolOutput(summary=f"Moved to {when:%H:%M on %A %d %B}",
+                          data={"reminder_id": reminder_id, "due_at": when.isoformat(), "text": text})
+
     def cancel_reminder(self, arguments: dict[str, Any], ctx: ToolContext) -> ToolOutput:
         """Tool: cancel one reminder by id."""
         if not self.cancel(arguments["reminder_id"]):
@@ -122,7 +159,7 @@ class ReminderService:
 
 
 def reminder_tools(service: ReminderService) -> list[Tool]:
-    """set_timer, set_reminder, list_reminders and cancel_reminder."""
+    """set_timer, set_reminder, list_reminders, cancel_reminder and change_reminder."""
     return [
         Tool(ToolSpec(
             name="set_timer", permission=Permission.ALLOW, description="Start a timer; when it ends, Venus tells the user.",
@@ -147,4 +184,13 @@ def reminder_tools(service: ReminderService) -> list[Tool]:
             parameters={"type": "object", "additionalProperties": False, "required": ["reminder_id"],
                         "properties": {"reminder_id": {"type": "string"}}},
         ), service.cancel_reminder),
+        Tool(ToolSpec(
+            name="change_reminder", permission=Permission.ALLOW,
+            description="Move a timer or reminder: a new length from now, or a new local date and time.",
+            parameters={"type": "object", "additionalProperties": False, "required": ["reminder_id"], "properties": {
+                "reminder_id": {"type": "string"},
+                "seconds": {"type": "number", "exclusiveMinimum": 0, "maximum": MAX_DELAY_S},
+                "at": {"type": "string", "description": "ISO local date and time, e.g. 2026-05-01T09:30"}}},
+            idempotent=False,
+        ), service.change_reminder),
     ]
