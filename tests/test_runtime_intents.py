@@ -465,7 +465,7 @@ def test_snooze_says_the_reminder_that_went_off_again_later(session) -> None:
 
 @pytest.mark.parametrize(("text", "reply"), [
     ("Hi", "Hi! What can I do for you?"),
-    ("Hey Venus, how are you?", "Hi! I'm doing well, thanks for asking. What can I do for you?"),
+    ("Hey Venus, how are you?", "Hi, I'm doing well, thanks! How about you?"),
     ("Thanks, bye!", "You're welcome! Bye for now!"),
     ("Good night.", "Good night!"),
 ])

@@ -107,23 +107,28 @@ def social_reply(text: str, assistant_name: str = "") -> str | None:
                     if " ".join(tokens[at:at + n]) in _FORMULAS)
         said.append(" ".join(tokens[at:at + size]))
         at += size
+    greeting = next((_TIMES_OF_DAY[f] for f in said if f in _TIMES_OF_DAY), None) or \
+        ("Hi!" if any(f in _GREETINGS for f in said) else "")
     parts = []
-    if greeting := next((_TIMES_OF_DAY[f] for f in said if f in _TIMES_OF_DAY), None):
-        parts.append(greeting)
-    elif any(f in _GREETINGS for f in said):
-        parts.append("Hi!")
     if any(f in _MEET for f in said):
         parts.append("Nice to meet you too!")
     if any(f in _HOW for f in said):
-        parts.append("I'm doing well, thanks for asking.")
+        parts.append("I'm doing well, thanks! How about you?")
     if any(f in _THANKS for f in said):
         parts.append("You're welcome!")
     if any(f in _NIGHT for f in said):
         parts.append("Good night!")
     elif any(f in _FAREWELLS for f in said):
         parts.append("Bye for now!")
-    elif not any(f in _THANKS for f in said):
+    elif not parts:
         parts.append("What can I do for you?")
+    elif any(f in _MEET for f in said) and not any(f in _HOW for f in said):
+        parts.append("What can I do for you?")
+    if greeting and parts[0] != "What can I do for you?":  # one sentence, not three: "Hi, nice to meet you too!"
+        first = parts[0] if parts[0].startswith(("I ", "I'm")) else parts[0][:1].lower() + parts[0][1:]
+        parts[0] = f"{greeting[:-1]}, {first}"
+    elif greeting:
+        parts.insert(0, greeting)
     return " ".join(parts)
 
 # ---- the overlap cues ----------------------------------------------------------------------------------------
