@@ -335,6 +335,7 @@ def test_a_day_the_calendar_does_not_know_is_left_to_the_model(matcher: IntentMa
     ("Mute the speakers", "I can't control"),
     ("Remind me to take my pills every day at 8", "I can only set one-time reminders"),
     ("Set a weekly reminder to call grandma", "I can only set one-time reminders"),
+    ("What's 100 dollars in euros?", "I can't convert money"),
 ])
 def test_what_no_tool_can_do_is_declined_not_made_up(matcher: IntentMatcher, text: str, answer: str) -> None:
     # the 135M model said "The weather today is mostly sunny." and, to "Call my mom", "I'm afraid of you."
@@ -349,6 +350,7 @@ def test_a_reminder_with_every_in_its_words_is_still_one_reminder(matcher: Inten
 
 @pytest.mark.parametrize("text", ["I love music", "Call me Sam", "What should I call my dog?", "Text me a joke",
                                   "The lights are off", "What's the weather like on Mars?"])
+# ("What's 20 pounds in kilograms?" is a weight: convert_units, tested with the templates above)
 def test_talk_about_those_things_is_left_to_the_model(matcher: IntentMatcher, text: str) -> None:
     assert matcher.match(text, CONTEXT) is None
 

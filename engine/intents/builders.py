@@ -707,6 +707,8 @@ _OUT_OF_REACH = {
                  ""),
     "no_devices": (("light", "home", "volume", "audio", "thermostat", "device", "switch", "lock"),
                    "I can't control the volume, lights or other devices: nothing here connects me to them.", ""),
+    "no_currency": (("currency", "exchange", "forex", "money"),
+                    "I can't convert money: exchange rates change every day, and nothing here fetches them.", ""),
     "no_repeating": (("calendar", "recurr", "repeat", "cron", "schedule"),
                      "I can only set one-time reminders for now, not ones that repeat. Tell me the next time, and "
                      "I'll remind you then.", ""),
