@@ -322,8 +322,19 @@ def test_days_until_a_day_are_counted_from_the_clock(matcher: IntentMatcher, tex
     assert match is not None and match.intent == "days_until" and not match.tool and match.clarify == said
 
 
+@pytest.mark.parametrize(("text", "said"), [
+    ("What's the date tomorrow?", "Tomorrow is Tuesday, December 8."),
+    ("What day of the week is Christmas?", "Christmas is on Friday, December 25."),
+    ("what's the date on Friday", "Friday is December 11."),
+    ("What day is May 12th?", "May 12, 2027 is a Wednesday."),
+])
+def test_the_date_of_another_day_comes_from_the_clock(matcher: IntentMatcher, text: str, said: str) -> None:
+    match = matcher.match(text, IntentContext(now=datetime(2026, 12, 7, 11, 0)))
+    assert match is not None and match.intent == "date_of" and not match.tool and match.clarify == said
+
+
 @pytest.mark.parametrize("text", ["how long until the meeting", "how long to boil an egg", "how long until dinner",
-                                  "how many days until my birthday"])
+                                  "how many days until my birthday", "when is my birthday", "when is the meeting"])
 def test_a_day_the_calendar_does_not_know_is_left_to_the_model(matcher: IntentMatcher, text: str) -> None:
     assert matcher.match(text, IntentContext(now=datetime(2026, 12, 7, 11, 0))) is None
 

@@ -627,6 +627,27 @@ def days_until(slots: Slots, ctx: Context) -> Result:
     return Clarify(f"{days} days until {said}." if name == on else f"{days} days until {said}, on {on}.")
 
 
+def date_of(slots: Slots, ctx: Context) -> Result:
+    """'What's the date tomorrow?', 'What day is Christmas?', 'What day of the week is May 12th?': from the clock."""
+    found = _named_day(str(slots.get("when", "")), ctx.now)
+    if found is None:
+        return None
+    day, name = found
+    days = (day.date() - ctx.now.date()).days
+    on = f"{day:%A}, {day:%B} {day.day}" + (f", {day.year}" if day.year != ctx.now.year else "")
+    if name == "the weekend":
+        return None  # "what day is the weekend" asks nothing a date answers
+    if days == 0:
+        return Clarify(f"Today is {on}.")
+    if days == 1:
+        return Clarify(f"Tomorrow is {on}.")
+    if not name.startswith(f"{day:%A}"):  # a named day: "Christmas is on Friday, December 25."
+        return Clarify(f"{string.capwords(name)} is on {on}.")
+    year = f", {day.year}" if day.year != ctx.now.year else ""
+    if re.search(rf"\b{day:%A}\b", str(slots.get("when", "")), re.IGNORECASE):  # a weekday: its date is the answer
+        return Clarify(f"{day:%A} is {day:%B} {day.day}{year}.")
+    return Clarify(f"{day:%B} {day.day}{year} is a {day:%A}.")  # a date: its weekday is the answer
+
 # Places people name that the time-zone database does not (it names cities: "Asia/Tokyo", "America/New_York"):
 # countries and big cities with one zone, and the US coasts.
 _PLACE_ZONES = {
@@ -738,7 +759,7 @@ BUILDERS: dict[str, Callable[..., Result]] = {
     "find_files": find_files, "list_tasks": list_tasks, "cancel_task": cancel_task, "capabilities": capabilities,
     "identity": identity, "days_until": days_until, "add_to_list": add_to_list, "read_list": read_list,
     "remove_from_list": remove_from_list, "clear_list": clear_list, "cancel_last": cancel_last, "change_reminder": change_reminder, "repeat": repeat,
-    "snooze": snooze, "world_time": world_time,
+    "snooze": snooze, "date_of": date_of, "world_time": world_time,
     **{intent: _out_of_reach(intent) for intent in _OUT_OF_REACH},
 }
 # Builders that also read the whole sentence (a word the templates match literally, such as "timer").
@@ -748,5 +769,5 @@ TOOL_OF = {"set_timer_ask": "set_timer", "timed": "set_timer", "remind": "set_re
            "wake": "set_reminder",
            "remind_ask": "set_reminder", "create_note_ask": "create_note", "calculate_verbs": "calculate",
            "open_site": "open", "time_left": "list_reminders", "cancel_last": "cancel_reminder", "snooze": "set_timer",
-           "capabilities": "", "identity": "", "days_until": "", "repeat": "", "world_time": "",
+           "capabilities": "", "identity": "", "days_until": "", "repeat": "", "world_time": "", "date_of": "",
            **dict.fromkeys(_OUT_OF_REACH, "")}  # "": an answer, no tool
