@@ -27,9 +27,10 @@ log = logging.getLogger(__name__)
 MATCH_REUSE_S = 2.0
 # Words that add to what was just asked ("And eggs too.", "Also some bread.", "Plus milk."), taken off the new words.
 _MORE = re.compile(r"^\W*(?:(?:oh|and|also|plus|oh and|and also)\b\W*)+|\W*\b(?:too|as well|also)\W*$", re.IGNORECASE)
-_REMINDERS = {"set_timer", "set_reminder"}
+_REMINDERS = {"set_timer", "set_reminder"}  # "Remind me to call" - "When?" - "In ten minutes." is a timer
+# A yes to an offer ("Want me to open weather.com?" - "Yes, please.")
 _YES = re.compile(r"^\W*(?:yes|yeah|yep|yup|sure|ok|okay|please|go ahead|do it|why not|of course)\b(?:\W+(?:please|do it|"
-                  r"go ahead|thanks|thank you|sure))*\W*$", re.IGNORECASE)  # "Remind me to call" - "When?" - "In ten minutes." is a timer
+                  r"go ahead|thanks|thank you|sure))*\W*$", re.IGNORECASE)
 SNOOZE_WINDOW_MS = 15 * 60_000  # "Snooze" this long after a reminder went off means that reminder
 # A question back ("For how long?") waits this long for its answer; words after that are a new turn of their own.
 FOLLOW_UP_S = 60.0
