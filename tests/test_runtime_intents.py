@@ -499,3 +499,14 @@ def test_make_it_ten_minutes_moves_the_timer_just_set(session) -> None:
     assert len(pending) == 2 and len(moved) == 1, pending
     due = datetime.fromtimestamp(moved[0]["due_at"])
     assert (due.hour, due.minute) == (18, 0), due
+
+
+def test_undo_right_after_adding_to_a_list_takes_the_items_off_again(session) -> None:
+    timeline, runtime, said = session()
+    _ask(runtime, "Set a timer for 10 minutes")
+    _ask(runtime, "Add pears and plums to my shopping list")
+    _ask(runtime, "Undo that")
+    assert _turn_ends(timeline)[-1].text == "Okay, I took pears and plums off your shopping list."
+    assert len(runtime._machine._requests.harness.pending_reminders()) == 1  # the timer stays
+    _ask(runtime, "What's on my shopping list?")
+    assert _turn_ends(timeline)[-1].text == "Your shopping list is empty."

@@ -103,6 +103,8 @@ class LocalRequests:
         match = self._match_now(text)
         if match is not None and match.intent == "snooze":
             match = self._snoozed(match)
+        elif match is not None and match.intent == "cancel_last":
+            match = self._undone(match, now)
         self._last = (text, now, match)
         return match
 
@@ -113,6 +115,15 @@ class LocalRequests:
             return match
         text = getattr(fired[-1], "text", "")
         return replace(match, arguments={**match.arguments, "text": text}) if text else match
+
+    def _undone(self, match: IntentMatch, now: float) -> IntentMatch:
+        """ "Undo that." right after items went on a list: those items come off it again (else, as matched, the
+        timer or task just started)."""
+        if self._done is None or now - self._done[1] > FOLLOW_UP_S or self._done[0].tool != "add_to_list":
+            return match
+        added = self._done[0].arguments
+        return IntentMatch("cancel_last", "remove_from_list", {"list": added.get("list", ""),
+                                                               "items": list(added.get("items", []))}, text=match.text)
 
     def _match_now(self, text: str) -> IntentMatch | None:
         assert self.intents is not None
@@ -201,7 +212,7 @@ class LocalRequests:
         """Run the request's tool now; its result is spoken on `ref` when it comes (or an acknowledgement first)."""
         self._last = None  # the tasks and reminders a match picks from change
         self._asked = None
-        self._done = (match, time.monotonic()) if match.follow_up else None
+        self._done = (match, time.monotonic()) if match.follow_up else None  # a list add: "and eggs too", "undo"
         task_id = self.harness.submit(match.tool, dict(match.arguments), turn_id=ref.turn_id)
         self._tasks[task_id] = _IntentTask(match, ref, now_ms)
 
