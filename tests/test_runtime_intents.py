@@ -398,7 +398,7 @@ def test_the_weather_is_declined_in_words_not_invented(session) -> None:
     asked = [e for e in timeline.events() if isinstance(e, ev.ConfirmationRequested)]
     assert [(e.tool, e.arguments) for e in asked] == [("open", {"target": "https://weather.com"})]
     _ask(runtime, "No.")
-    assert not [e for e in timeline.events() if isinstance(e, ev.DelegationResult) and e.tool == "open"]
+    assert not [e for e in timeline.events() if isinstance(e, ev.DelegationResult)]  # nothing was opened
 
 
 def test_cancel_it_ends_what_was_just_set_and_answers_an_open_question(session) -> None:

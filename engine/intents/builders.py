@@ -351,6 +351,7 @@ def remove_from_list(slots: Slots, ctx: Context) -> Result:
 def clear_list(slots: Slots, ctx: Context) -> Result:
     return Built("clear_list", {"list": list_name(slots)})
 
+
 def current_time(slots: Slots, ctx: Context) -> Result:
     return Built("current_time", {})
 
@@ -504,6 +505,7 @@ def repeat(slots: Slots, ctx: Context) -> Result:
     she has said nothing yet."""
     return Clarify("I haven't said anything yet.")
 
+
 SNOOZE_S = 600.0  # "Snooze." with no length: ten minutes
 
 
@@ -517,12 +519,17 @@ def snooze(slots: Slots, ctx: Context) -> Result:
 _JUST_SET_S = 300.0  # "cancel it" right after a timer or reminder was set means that one
 
 
-def _reminder_to_change(ctx: Context) -> Mapping[str, Any] | Clarify:
-    """The timer or reminder "it" means: the one set in the last few minutes, else the only one."""
+def _just_set(ctx: Context) -> Mapping[str, Any] | None:
+    """The timer or reminder set last, when that was in the last few minutes (what "it" means right after)."""
     now = ctx.now.timestamp()
     recent = [r for r in ctx.reminders if isinstance(r.get("set_at"), int | float) and now - r["set_at"] < _JUST_SET_S]
-    if recent:
-        return max(recent, key=lambda r: r["set_at"])
+    return max(recent, key=lambda r: r["set_at"]) if recent else None
+
+
+def _reminder_to_change(ctx: Context) -> Mapping[str, Any] | Clarify:
+    """The timer or reminder "it" means: the one just set, else the only one."""
+    if (recent := _just_set(ctx)) is not None:
+        return recent
     if len(ctx.reminders) == 1:
         return ctx.reminders[0]
     if not ctx.reminders:
@@ -551,17 +558,17 @@ def change_reminder(slots: Slots, ctx: Context) -> Result:
     assert when is not None and when.at is not None
     return Built("change_reminder", {"reminder_id": str(target["reminder_id"]), "at": when.at.strftime("%Y-%m-%dT%H:%M")})
 
+
 def cancel_last(slots: Slots, ctx: Context) -> Result:
     """ "Cancel it." / "Undo that.": the timer or reminder just set, else the one task running."""
-    now = ctx.now.timestamp()
-    recent = [r for r in ctx.reminders if isinstance(r.get("set_at"), int | float) and now - r["set_at"] < _JUST_SET_S]
-    if recent:
-        return Built("cancel_reminder", {"reminder_id": str(max(recent, key=lambda r: r["set_at"])["reminder_id"])})
+    if (recent := _just_set(ctx)) is not None:
+        return Built("cancel_reminder", {"reminder_id": str(recent["reminder_id"])})
     if len(ctx.tasks) == 1:
         return Built("cancel_task", {"task_id": str(ctx.tasks[0]["task_id"])})
     if not ctx.tasks and not ctx.reminders:
         return Clarify("There's no timer, reminder or task to cancel.")
     return Clarify("Which one should I cancel? Say the timer, the reminder or the task by name.")
+
 
 # What each family of built-in tools lets the user do, in the order "What can you do?" lists them.
 _CAPABILITIES = (
@@ -634,7 +641,8 @@ def date_of(slots: Slots, ctx: Context) -> Result:
         return None
     day, name = found
     days = (day.date() - ctx.now.date()).days
-    on = f"{day:%A}, {day:%B} {day.day}" + (f", {day.year}" if day.year != ctx.now.year else "")
+    year = f", {day.year}" if day.year != ctx.now.year else ""
+    on = f"{day:%A}, {day:%B} {day.day}{year}"
     if name == "the weekend":
         return None  # "what day is the weekend" asks nothing a date answers
     if days == 0:
@@ -643,10 +651,10 @@ def date_of(slots: Slots, ctx: Context) -> Result:
         return Clarify(f"Tomorrow is {on}.")
     if not name.startswith(f"{day:%A}"):  # a named day: "Christmas is on Friday, December 25."
         return Clarify(f"{string.capwords(name)} is on {on}.")
-    year = f", {day.year}" if day.year != ctx.now.year else ""
     if re.search(rf"\b{day:%A}\b", str(slots.get("when", "")), re.IGNORECASE):  # a weekday: its date is the answer
         return Clarify(f"{day:%A} is {day:%B} {day.day}{year}.")
     return Clarify(f"{day:%B} {day.day}{year} is a {day:%A}.")  # a date: its weekday is the answer
+
 
 # Places people name that the time-zone database does not (it names cities: "Asia/Tokyo", "America/New_York"):
 # countries and big cities with one zone, and the US coasts.
@@ -682,7 +690,7 @@ def _zone_of(place: str) -> Any:
             zones = zoneinfo.available_timezones()
         except Exception:  # no time-zone data on this system
             return None
-        name = next((z for z in sorted(zones) if z.split("/")[-1].replace("_", " ").lower() == key), None)
+        name = next((z for z in zones if z.split("/")[-1].replace("_", " ").lower() == key), None)
     try:
         return zoneinfo.ZoneInfo(name) if name else None
     except (zoneinfo.ZoneInfoNotFoundError, ValueError):
@@ -699,12 +707,11 @@ def world_time(slots: Slots, ctx: Context) -> Result:
     place = string.capwords(place) if place.islower() else place  # "new york" -> "New York"
     if zone is None:
         return Clarify(f"I don't know which time zone {place} is in. Try the name of a big city near it.")
+    from engine.intents.responses import clock  # the one spoken clock format (responses imports this module)
+
     there = ctx.now.astimezone(zone)
-    hour = there.hour % 12 or 12
-    said = f"{hour} {'AM' if there.hour < 12 else 'PM'}" if there.minute == 0 else \
-        f"{hour}:{there.minute:02d} {'AM' if there.hour < 12 else 'PM'}"
     day = "" if there.date() == ctx.now.date() else f" on {there:%A}"
-    return Clarify(f"It's {said}{day} in {place}.")
+    return Clarify(f"It's {clock(there)}{day} in {place}.")
 
 def identity(slots: Slots, ctx: Context) -> Result:
     """'Who are you?': her name (settings) and where she runs."""
