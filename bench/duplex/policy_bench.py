@@ -99,6 +99,27 @@ class WordsProbe:
         return judge_words(self.conversation, self.groups, text) if strip_asr_punctuation(text) else None
 
 
+class AddresseeReader:
+    """The runtime's addressee probe (engine.runtime.addressee_probe) of final words over Venus's voice, read after
+    a conversation like the runtime's: Venus's system message, the user's question, her answer so far."""
+
+    def __init__(self, words_probe: WordsProbe) -> None:
+        self.backend = words_probe.backend
+        self.system = words_probe.conversation.messages()
+        self._seen: dict[tuple[str, str], float] = {}
+
+    def __call__(self, words: str, topic: str) -> float | None:
+        from engine.llm import ChatMessage
+        from engine.runtime.addressee_probe import FRAME
+
+        key = (topic, words)
+        if key not in self._seen:
+            messages = [*self.system, ChatMessage("user", topic), ChatMessage("assistant", VENUS_SPEAKING)]
+            in_chat, at_home, tokens = self.backend.words_logprob(messages, words.strip(), FRAME)
+            self._seen[key] = (in_chat - at_home) / tokens if tokens else None
+        return self._seen[key]
+
+
 def judge_turn_end(meta: dict, audio: np.ndarray, asr: CachedTranscriber, detector: EndOfTurnDetector,
                    probe: WordsProbe | None = None) -> dict:
     """Required silence after the full turn; for pause cases, whether the pause would have ended the turn.
@@ -123,7 +144,8 @@ def judge_turn_end(meta: dict, audio: np.ndarray, asr: CachedTranscriber, detect
 
 def judge_overlaps(meta: dict, audio: np.ndarray, asr: CachedTranscriber, policy: OverlapPolicy,
                    partial_step_s: float = 0.3, embedder: SpeakerEmbedder | None = None,
-                   tool_request: Callable[[str], bool] | None = None) -> dict:
+                   tool_request: Callable[[str], bool] | None = None,
+                   addressee: AddresseeReader | None = None) -> dict:
     """Run the overlap policy over every speech segment that overlaps Venus's expected answer.
 
     After the deadline a provisional verdict is reviewed on partial transcripts every `partial_step_s` while
@@ -138,9 +160,10 @@ def judge_overlaps(meta: dict, audio: np.ndarray, asr: CachedTranscriber, policy
     user_level = _db(_cut(audio, first["start"], first["end"]))
     topic = _text(asr, _cut(audio, first["start"], first["end"]))
     segments, stop_ms, side_conversation = [], None, False
+    score = (lambda words: addressee(words, topic)) if addressee is not None else None
     for event in meta["events"][1:]:
         context = ConversationContext(speaking_text=VENUS_SPEAKING, side_conversation=side_conversation,
-                                      topic_text=topic, tool_request=tool_request)
+                                      topic_text=topic, tool_request=tool_request, addressee_score=score)
         duration = event["end"] - event["start"]
 
         def features(elapsed_s: float, final: bool, _event=event) -> OverlapFeatures:
@@ -259,8 +282,13 @@ def main(argv: list[str] | None = None) -> int:
                         help="settings.conversation.end_of_turn_model: the LLM probe (default) or the lexical model")
     parser.add_argument("--no-intents", action="store_true",
                         help="judge overlaps without the local intents' reading of the words (as before 2026-12-07)")
+    parser.add_argument("--no-addressee", action="store_true",
+                        help="judge overlaps without the chat LLM's reading of who is addressed (as before 2026-12-08)")
     args = parser.parse_args(argv)
-    probe = WordsProbe() if args.end_of_turn == "llm" else None
+    probe = WordsProbe() if args.end_of_turn == "llm" or not args.no_addressee else None
+    addressee = AddresseeReader(probe) if probe is not None and not args.no_addressee else None
+    if args.end_of_turn != "llm":
+        probe = None
     asr = CachedTranscriber(args.asr_cache or args.cases / "asr-cache.json")
     detector, policy = EndOfTurnDetector(), OverlapPolicy(OverlapOptions(sensitivity=args.sensitivity,
                                                                  **_options(args.option)))
@@ -277,7 +305,8 @@ def main(argv: list[str] | None = None) -> int:
         for folder in sorted(args.cases.glob(f"{category}_*"))[: args.per_category]:
             meta = json.loads((folder / "metadata.json").read_text(encoding="utf-8"))
             audio, _ = sf.read(folder / "input.wav", dtype="float32")
-            judged = judge_overlaps(meta, audio, asr, policy, embedder=embedder, tool_request=tool_request) \
+            judged = judge_overlaps(meta, audio, asr, policy, embedder=embedder, tool_request=tool_request,
+                               addressee=addressee) \
                 if "overlap" in meta else \
                 judge_turn_end(meta, audio, asr, detector, probe)
             rows.append({"case": folder.name, "category": category, **judged})

@@ -321,14 +321,24 @@ class Conversation:
         `text` is the user's whole turn so far: it stands in for the user message the timeline may already hold
         (the finals of this turn are on it as they come).
         """
-        read = getattr(self.backend, "next_token_logprobs", None)
+        return self._read_after_conversation("next_token_logprobs", text, groups)
+
+    def words_logprob(self, text: str, frame: str) -> tuple[float, float, int] | None:
+        """(log P(`text` as the user's next message here), log P(`text` after the plain text `frame`), its tokens);
+        None when the backend cannot read its logits. See engine.runtime.addressee_probe."""
+        return self._read_after_conversation("words_logprob", text, frame)
+
+    def _read_after_conversation(self, method: str, text: str, extra: Any) -> Any:
+        # a backend read of the user's words `text` as their open message after the conversation so far (the
+        # user message the timeline may already hold for this turn is left out); None if it cannot read logits
+        read = getattr(self.backend, method, None)
         if read is None:
             return None
         with self._lock:
             messages = self.messages()
             if messages[-1].role == "user":
                 messages = messages[:-1]
-            return read(messages, text, groups)
+            return read(messages, text, extra)
 
     # ---- turns --------------------------------------------------------------------------------------------
 

@@ -252,6 +252,72 @@ class LlamaBackend:
 
         return self._call(job)
 
+    def words_logprob(self, messages: Sequence[ChatMessage], user_text: str, frame: str) -> tuple[float, float, int]:
+        """How likely the model finds `user_text` as the user's next message after `messages`, and as the words
+        that follow the plain text `frame`: (log P in the conversation, log P after the frame, the words' tokens).
+
+        Both are read on the cache's second sequence, so the conversation's cache (sequence 0) stays as it is:
+        the conversation's prefix is shared with it where the two agree, and only the rest is evaluated.
+        """
+        if self._closed:
+            raise BackendError("the LLM backend is closed")
+        words = self._content_tokens(user_text)
+        if not words:
+            return 0.0, 0.0, 0
+        chat = self.context_tokens([*messages, ChatMessage("user", "")], open_last=True)
+        framed = ([self._bos] if self._bos is not None else []) + self._content_tokens(frame)
+        if not framed:
+            raise ValueError("words_logprob needs a frame or a BOS token to read the first word after")
+
+        def job() -> tuple[float, float, int]:
+            self._abort.clear()
+            mem = self._ctx.memory
+            try:
+                keep = min(_common_prefix(self._evaluated, chat), len(chat) - 1)
+                llama_cpp.llama_memory_seq_rm(mem, 1, 0, -1)
+                llama_cpp.llama_memory_seq_cp(mem, 0, 1, 0, keep)
+                in_chat = self._score_words(chat, keep, words)
+                llama_cpp.llama_memory_seq_rm(mem, 1, 0, -1)
+                in_frame = self._score_words(framed, 0, words)
+            finally:
+                llama_cpp.llama_memory_seq_rm(mem, 1, 0, -1)
+                self._logits_at = -1  # the logits now belong to sequence 1
+            return in_chat, in_frame, len(words)
+
+        return self._call(job)
+
+    def _score_words(self, prefix: list[int], kept: int, words: list[int]) -> float:
+        """log P(words | prefix) on sequence 1, which already holds prefix[:kept]."""
+        if len(prefix) + len(words) >= self.n_ctx:
+            raise BackendError(f"the context needs {len(prefix) + len(words)} tokens but the window holds {self.n_ctx}")
+        n = self.options.n_batch
+        head = prefix[kept:-1]
+        for start in range(0, len(head), n):
+            self._decode(head[start:start + n], seq=1, pos=kept + start)
+        tail = [prefix[-1], *words[:-1]]  # each of these positions predicts the next word token
+        total = 0.0
+        for start in range(0, len(tail), n):
+            chunk = tail[start:start + n]
+            self._apply_threads()
+            batch = self._batch.batch
+            batch.n_tokens = len(chunk)
+            for i, token in enumerate(chunk):
+                batch.token[i] = token
+                batch.pos[i] = len(prefix) - 1 + start + i
+                batch.seq_id[i][0] = 1
+                batch.n_seq_id[i] = 1
+                batch.logits[i] = True
+            rc = llama_cpp.llama_decode(self._ctx.ctx, batch)
+            if rc != 0:
+                if rc == 2:
+                    raise _Cancelled()
+                raise BackendError(f"llama_decode failed with code {rc} while reading the words' likelihood")
+            for i in range(len(chunk)):
+                logits = np.ctypeslib.as_array(llama_cpp.llama_get_logits_ith(self._ctx.ctx, i), shape=(self.n_vocab,))
+                shifted = logits.astype(np.float64) - float(logits.max())
+                total += float(shifted[words[start + i]] - np.log(np.exp(shifted).sum()))
+        return total
+
     def _sentence_end_tokens(self) -> list[int]:
         # the first token of each sentence-final mark as it follows a word ("." "?" "!")
         return [ids[0] for mark in (".", "?", "!") if (ids := self._content_tokens(mark))]

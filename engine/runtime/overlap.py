@@ -14,6 +14,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
+from engine.runtime import _addressee_weights
 from engine.runtime.cues import (
     GIVEN_NAMES,
     OTHER_VOCATIVES,
@@ -71,6 +72,9 @@ class OverlapOptions:
     # off for a conversation in another language: then only the assistant's and the household's names, echo,
     # the number of words, a question mark, loudness, the voice and the camera count
     english_words: bool = True
+    # final words the word rules would stop Venus for, which the chat LLM reads as said to the room by more than
+    # this (nats a token; ConversationContext.addressee_score), do not stop her; chosen on the train and dev splits' text
+    addressee_threshold: float = _addressee_weights.THRESHOLD
 
     def __post_init__(self) -> None:
         if not 50 <= self.deadline_ms <= 2000:
@@ -151,6 +155,9 @@ class ConversationContext:
     # whether words are a request the local intents parse for one of Venus's tools ("convert 5 miles to
     # kilometers", "set a timer for ten minutes"): the grammar of what she is asked to do (None: not known)
     tool_request: Callable[[str], bool] | None = None
+    # the chat LLM's reading of who final words are said to (engine.runtime.addressee_probe): nats a token by
+    # which it prefers them as the user's next message to Venus over words said at home (None: not known)
+    addressee_score: Callable[[str], float | None] | None = None
 
 
 _NAME_SCORES = ("assistant_named", "other_named", "lone_name", "repeated_word")  # the scores that are names
@@ -312,11 +319,15 @@ class OverlapPolicy:
         if s["request"] and content_words >= 1:
             if f.facing_screen is False:
                 return verdict(OverlapKind.OTHER_ADDRESSEE, f"a request while looking away: {f.words!r}")
+            if (room := self._said_to_room(f, s, context, verdict)) is not None:
+                return room
             return verdict(OverlapKind.INTERRUPTION, f"a request to the assistant: {f.words!r}")
         if cues is not None and not asks and cues.to_assistant == 0 and content_words >= o.interruption_min_words:
             return verdict(OverlapKind.OTHER_ADDRESSEE, f"a remark that neither asks Venus anything nor follows its "
                            f"topic: {f.words!r}", provisional=still_talking)
         if content_words >= o.interruption_min_words or (f.is_final and content_words >= 1):
+            if (room := self._said_to_room(f, s, context, verdict)) is not None:
+                return room
             return verdict(OverlapKind.INTERRUPTION, f"the user claims the floor: {f.words!r}")
         if at_deadline:
             if o.sensitivity >= 0.5:
@@ -325,6 +336,22 @@ class OverlapPolicy:
             return verdict(OverlapKind.BACKCHANNEL, f"nothing clear by the deadline ({f.words!r}); low sensitivity "
                            "keeps talking", provisional=True)
         return verdict(None, f"too few words yet ({f.words!r})")
+
+    def _said_to_room(self, f, s, context, verdict) -> OverlapVerdict | None:
+        """Final words that the word rules alone would stop Venus for, which the chat LLM reads as said to someone
+        at home: a remark to them (more than three words) or a listener's exclamation ("Oh dear."); None when
+        the model reads them as said to Venus, or cannot tell."""
+        if not f.is_final or context.addressee_score is None or not self.options.english_words:
+            return None
+        score = context.addressee_score(f.words)
+        if score is None or score >= self.options.addressee_threshold:
+            return None
+        s["addressee_llm"] = round(score, 3)
+        if s["words"] <= 3 and not s["request"]:
+            return verdict(OverlapKind.BACKCHANNEL, f"a short remark the chat model reads as not said to Venus "
+                           f"({score:+.2f} nats a token): {f.words!r}")
+        return verdict(OverlapKind.OTHER_ADDRESSEE, f"the chat model reads it as said to someone at home "
+                       f"({score:+.2f} nats a token): {f.words!r}")
 
     def _decide_from_acoustics(self, f, s, context, at_deadline, verdict) -> OverlapVerdict:
         o = self.options
@@ -437,6 +464,13 @@ class OverlapPolicy:
             names = {k: v for k, v in earlier.scores.items() if k in _NAME_SCORES and v}
             later = OverlapVerdict(later.kind, later.reason, {**later.scores, **names}, later.provisional,
                                    later.elapsed_ms)
+        if earlier.stop and later.kind == OverlapKind.BACKCHANNEL and not features.speech_active \
+                and not features.is_final and later.scores.get("words", 0) <= 2 \
+                and later.scores.get("backchannel", 0) < 0.99:
+            # the segment has closed and its final is a decode away (100-300 ms): a word or two of a partial
+            # that is no backchannel phrase ("We" for "Wait,") is no reason to resume, only to stop again when
+            # the final says "wait." (heard as a stutter, and a stop 0.8-1.2 s late). Venus stays paused until it
+            return earlier
         if later.kind != earlier.kind:
             action = "resume the paused answer" if earlier.stop else "stop" if later.stop else "keep talking"
             return OverlapVerdict(later.kind, f"revised ({action}): {later.reason}", later.scores,

@@ -19,6 +19,7 @@ class Scene:
         self.other_names: list[str] = [n.strip() for n in settings.conversation.household_names if n.strip()]
         self.speaking_clause: tuple[str, str] = ("", "")  # (turn id, text) of the last clause Venus spoke
         self.tool_request: Callable[[str], bool] | None = None  # words the local intents parse for a tool
+        self.addressee_score: Callable[[str], float | None] | None = None  # the chat LLM's reading of who is addressed
 
     def learn_names(self, text: str) -> bool:
         """Add the people the user named in `text`; True when there was someone new."""
@@ -39,4 +40,5 @@ class Scene:
         speaking = clause if turn_id is not None and clause_turn == turn_id else ""
         return ConversationContext(assistant_name=conv.assistant_name, speaking_text=speaking,
                                    user_name=conv.user_name, topic_text=self.last_request,
-                                   other_names=tuple(self.other_names), tool_request=self.tool_request)
+                                   other_names=tuple(self.other_names), tool_request=self.tool_request,
+                                   addressee_score=self.addressee_score)

@@ -17,6 +17,7 @@ from typing import Any
 
 from engine.intents import IntentMatch, IntentMatcher
 from engine.llm.conversation import tool_calls_enabled
+from engine.runtime.addressee_probe import AddresseeProbe
 from engine.runtime.assistant_turns import AssistantTurns, VenusTurn
 from engine.runtime.cpu_share import CpuShare
 from engine.runtime.cues import only_stop, social_formula, social_reply, split_words
@@ -81,6 +82,11 @@ class StateMachine:
         # words differed from the last partial's, while the turn waited on it).
         self._probe = TurnProbe(conversation, partial(self._turns.on_worker, every_core=True), settings.llm.model) \
             if settings.conversation.end_of_turn_model == "llm" and end_of_turn.options.english_words else None
+        # who final words over her voice are said to, as the chat LLM reads them (the overlap policy asks)
+        self._addressee = AddresseeProbe(conversation, self._turns.on_worker, settings.llm.model) \
+            if settings.conversation.end_of_turn_model == "llm" and end_of_turn.options.english_words else None
+        if self._addressee is not None and self._addressee.enabled:
+            self._scene.addressee_score = self._addressee_score
         self._question = OpenQuestion(timeline, harness, self._turns.heard_text, settings, overlap)
         self._last_activity_ms = 0
         self._person_present: bool | None = None
@@ -331,6 +337,9 @@ class StateMachine:
         # words over Venus's voice that the intents parse as a request for one of her tools (overlap policy)
         match = self._requests.match(text)
         return match is not None and bool(match.tool)
+
+    def _addressee_score(self, text: str) -> float | None:
+        return self._addressee.score(text, self.options.addressee_probe_wait_ms / 1000)
 
     def _closed_turn(self, text: str) -> bool:
         # A turn that cannot grow needs no long pause: a whole request ("what time is it?"), a reply to the

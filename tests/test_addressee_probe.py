@@ -1,0 +1,152 @@
+"""Who words over Venus's voice are said to, read by the chat LLM (engine.runtime.addressee_probe), on the default
+model. The sentences are written for this test, not taken from the benchmark's pools; outcomes are asserted with
+margins, since the model's numbers differ a little between CPUs."""
+
+from __future__ import annotations
+
+from concurrent.futures import ThreadPoolExecutor
+
+import pytest
+
+from engine.llm import ChatMessage
+from engine.runtime.addressee_probe import FRAME, AddresseeProbe, log_ratio
+from engine.runtime.overlap import ConversationContext, OverlapFeatures, OverlapOptions, OverlapPolicy
+from engine.settings import Settings
+from engine.timeline import Timeline
+from engine.timeline.events import OverlapKind
+
+TO_VENUS = ["What year did they finish building it?", "Can you tell me how tall it is in feet?",
+            "Why did they paint it orange?"]
+TO_THE_ROOM = ["Did you feed the cat already?", "Honey, the kettle is boiling.", "I'm going to take a shower now, okay?"]
+TOPIC = "How was the Golden Gate Bridge built?"
+SPEAKING = "The Golden Gate Bridge was built in the nineteen thirties, and its towers"
+
+
+@pytest.fixture(scope="module")
+def backend():
+    from engine.llm import open_backend
+
+    backend = open_backend(Settings().llm)
+    yield backend
+    backend.close()
+
+
+@pytest.fixture(scope="module")
+def messages(backend):
+    from engine.llm import Conversation, ConversationOptions
+
+    system = Conversation(Timeline(), backend, ConversationOptions.from_settings(Settings().llm)).messages()
+    return [*system, ChatMessage("user", TOPIC), ChatMessage("assistant", SPEAKING)]
+
+
+def ratio(backend, messages, words: str) -> float:
+    in_chat, at_home, tokens = backend.words_logprob(messages, words, FRAME)
+    assert tokens > 0 and in_chat < 0 and at_home < 0
+    return (in_chat - at_home) / tokens
+
+
+def test_the_model_reads_questions_on_her_topic_as_said_to_her_and_household_talk_as_not(backend, messages) -> None:
+    to_venus = [ratio(backend, messages, w) for w in TO_VENUS]
+    to_room = [ratio(backend, messages, w) for w in TO_THE_ROOM]
+    threshold = OverlapOptions().addressee_threshold
+    assert min(to_venus) > threshold + 0.3, dict(zip(TO_VENUS, to_venus, strict=True))
+    assert max(to_room) < threshold, dict(zip(TO_THE_ROOM, to_room, strict=True))
+    assert min(to_venus) - max(to_room) > 1.0
+
+
+def test_reading_the_words_leaves_the_conversations_cache_as_it_was(backend, messages) -> None:
+    backend.sync(messages)
+    before = backend.cached_tokens
+    ratio(backend, messages, "Did you feed the cat already?")
+    assert backend.cached_tokens == before
+    # the cache still serves the conversation: the next read of the end of a turn works from it
+    assert 0.0 <= backend.end_of_turn_probability(messages, "What time is it") <= 1.0
+
+
+def overlap(words: str) -> OverlapFeatures:
+    return OverlapFeatures(elapsed_ms=2200, speech_active=False, words=words, is_final=True, loudness_db=0.0,
+                           speaker_similarity=0.9, duration_ms=2200)
+
+
+def test_the_policy_keeps_talking_over_words_the_model_reads_as_said_to_the_room(backend, messages) -> None:
+    policy = OverlapPolicy()
+    asked: list[str] = []
+
+    def score(words: str) -> float:
+        asked.append(words)
+        return ratio(backend, messages, words)
+
+    context = ConversationContext(speaking_text=SPEAKING, topic_text=TOPIC, addressee_score=score)
+    kept = policy.decide(overlap("I'm going to take a shower now, okay?"), context)
+    assert kept.kind == OverlapKind.OTHER_ADDRESSEE and not kept.stop, kept.reason
+    assert "chat model" in kept.reason and kept.scores["addressee_llm"] < policy.options.addressee_threshold
+    stopped = policy.decide(overlap("Why did they paint it orange?"), context)
+    assert stopped.stop, stopped.reason
+    # the hard overrides are never put to the model: her name, a stop cue
+    asked.clear()
+    for words in ("Venus, did you feed the cat already?", "Wait, did you feed the cat already?"):
+        assert policy.decide(overlap(words), context).stop
+    assert asked == []
+    # without the model's reading the word rules decide as before
+    plain = policy.decide(overlap("I'm going to take a shower now, okay?"),
+                          ConversationContext(speaking_text=SPEAKING, topic_text=TOPIC))
+    assert plain.stop and "chat model" not in plain.reason
+
+
+def test_the_probe_reads_on_the_llm_worker_and_only_for_the_model_it_was_fitted_on(backend) -> None:
+    from engine.llm import Conversation, ConversationOptions
+
+    conversation = Conversation(Timeline(), backend, ConversationOptions.from_settings(Settings().llm))
+    worker = ThreadPoolExecutor(max_workers=1, thread_name_prefix="test-llm-worker")
+    try:
+        probe = AddresseeProbe(conversation, worker.submit, Settings().llm.model)
+        assert probe.enabled
+        value = probe.score("Did you feed the cat already?", wait_s=60)
+        assert value is not None and value == pytest.approx(log_ratio(conversation, "Did you feed the cat already?"),
+                                                            abs=1e-6)
+        assert probe.score("   ", wait_s=1) is None
+        assert not AddresseeProbe(conversation, worker.submit, "some-other-model").enabled
+    finally:
+        worker.shutdown(wait=True)
+
+
+def test_venus_talks_on_through_words_to_the_family_and_stops_for_a_question_to_her(tmp_path, wait_until) -> None:
+    # Through the real runtime (voice session, whisper, the overlap policy, the probe on the LLM worker): over a
+    # long answer the user says something to the family, then asks her something; only the question stops her.
+    import numpy as np
+    import soundfile as sf
+    from speech_helpers import espeak, have_tools
+
+    from engine.runtime.session import open_session
+    from engine.timeline import events as ev
+
+    if not have_tools():
+        pytest.skip("espeak-ng and sox are needed to make speech inputs")
+    mic = np.zeros(16000 * 34, np.float32)
+    for at_s, words in ((8.0, "I'm going to take a shower now, okay?"), (12.5, "Why did they paint it orange?")):
+        said = espeak(words, "en-us") * 0.5
+        mic[int(at_s * 16000):int(at_s * 16000) + len(said)] += said
+    sf.write(tmp_path / "mic.wav", mic, 16000)
+    settings = Settings()
+    settings.llm.temperature = 0.0
+    session = open_session(settings, mic=tmp_path / "mic.wav", speaker=tmp_path / "venus.wav", persist=False)
+    timeline = session.timeline
+    try:
+        assert session.runtime.wait_ready()
+        start = session.speech._start_ms
+        assert wait_until(lambda: timeline.now_ms() >= start + 5000, timeout=30)
+        session.runtime.send_text("Tell me a long story about how the Golden Gate Bridge was built.")
+        assert wait_until(lambda: timeline.now_ms() >= start + 17000, timeout=60)
+        assert session.runtime.wait_idle(60)
+    finally:
+        session.close()
+    events = timeline.events()
+    decisions = [e for e in events if isinstance(e, ev.OverlapDecision)]
+    to_family = [d for d in decisions if "chat model" in d.reason]
+    assert to_family, [(d.verdict, d.reason) for d in decisions]
+    assert all(not d.verdict == OverlapKind.INTERRUPTION for d in to_family)
+    first = next(e for e in events if isinstance(e, ev.ControlDecision))
+    cuts = [e for e in events if isinstance(e, ev.Interruption) and e.turn_id == first.turn_id]
+    assert cuts, "the question to her did not stop her"
+    second = next(e for e in events if isinstance(e, ev.UserSpeechStart) and e.start_ms >= start + 12000)
+    assert cuts[0].seq > second.seq, "she stopped before the question, for the words to the family"
