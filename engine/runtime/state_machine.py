@@ -12,6 +12,7 @@ from __future__ import annotations
 import logging
 import re
 from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
 from functools import partial
 from typing import Any
 
@@ -82,8 +83,12 @@ class StateMachine:
         # words differed from the last partial's, while the turn waited on it).
         self._probe = TurnProbe(conversation, partial(self._turns.on_worker, every_core=True), settings.llm.model) \
             if settings.conversation.end_of_turn_model == "llm" and end_of_turn.options.english_words else None
-        # who final words over her voice are said to, as the chat LLM reads them (the overlap policy asks)
-        self._addressee = AddresseeProbe(conversation, self._turns.on_worker, settings.llm.model) \
+        # who final words over her voice are said to, as the chat LLM reads them (the overlap policy asks). On a
+        # thread of its own, not the LLM control worker: the read must not queue behind a prefill or a held answer
+        # (Venus is paused meanwhile); the backend's own thread still runs it in turn with her answer's decode
+        self._addressee = AddresseeProbe(
+            conversation, ThreadPoolExecutor(max_workers=1, thread_name_prefix="venus-addressee").submit,
+            settings.llm.model) \
             if settings.conversation.end_of_turn_model == "llm" and end_of_turn.options.english_words else None
         if self._addressee is not None and self._addressee.enabled:
             self._scene.addressee_score = self._addressee_score
