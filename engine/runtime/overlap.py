@@ -464,13 +464,6 @@ class OverlapPolicy:
             names = {k: v for k, v in earlier.scores.items() if k in _NAME_SCORES and v}
             later = OverlapVerdict(later.kind, later.reason, {**later.scores, **names}, later.provisional,
                                    later.elapsed_ms)
-        if earlier.stop and later.kind == OverlapKind.BACKCHANNEL and not features.speech_active \
-                and not features.is_final and later.scores.get("words", 0) <= 2 \
-                and later.scores.get("backchannel", 0) < 0.99:
-            # the segment has closed and its final is a decode away (100-300 ms): a word or two of a partial
-            # that is no backchannel phrase ("We" for "Wait,") is no reason to resume, only to stop again when
-            # the final says "wait." (heard as a stutter, and a stop 0.8-1.2 s late). Venus stays paused until it
-            return earlier
         if later.kind != earlier.kind:
             action = "resume the paused answer" if earlier.stop else "stop" if later.stop else "keep talking"
             return OverlapVerdict(later.kind, f"revised ({action}): {later.reason}", later.scores,
