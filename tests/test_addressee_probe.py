@@ -133,3 +133,24 @@ def test_a_voice_session_gives_the_overlap_policy_the_models_reading_on_a_thread
         assert any(t.name.startswith("venus-addressee") for t in threading.enumerate())
     finally:
         session.close()
+
+
+def test_words_still_being_read_are_not_waited_on_twice(backend) -> None:
+    # the loop asks again on a later tick: it must not block a second time on the same read
+    import threading
+
+    from engine.llm import Conversation, ConversationOptions
+
+    conversation = Conversation(Timeline(), backend, ConversationOptions.from_settings(Settings().llm))
+    jobs: list = []
+    probe = AddresseeProbe(conversation, jobs.append, Settings().llm.model)  # jobs run when the test says so
+    assert probe.score("Where did you put my keys?", wait_s=0.05) is None  # asked, not read yet
+    answers: list = []
+    again = threading.Thread(target=lambda: answers.append(probe.score("Where did you put my keys?", wait_s=600)),
+                             daemon=True)
+    again.start()
+    again.join(timeout=30)
+    assert not again.is_alive(), "the second call blocked on the read the first one asked for"
+    assert answers == [None] and len(jobs) == 1  # no second wait, no second read
+    jobs[0]()
+    assert probe.score("Where did you put my keys?", wait_s=0) is not None

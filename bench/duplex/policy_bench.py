@@ -283,7 +283,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--no-intents", action="store_true",
                         help="judge overlaps without the local intents' reading of the words (as before 2026-12-07)")
     parser.add_argument("--no-addressee", action="store_true",
-                        help="judge overlaps without the chat LLM's reading of who is addressed (as before 2026-12-08)")
+                        help="judge overlaps without the chat LLM's reading of who is addressed (as before 2026-12-07)")
     args = parser.parse_args(argv)
     probe = WordsProbe() if args.end_of_turn == "llm" or not args.no_addressee else None
     addressee = AddresseeReader(probe) if probe is not None and not args.no_addressee else None

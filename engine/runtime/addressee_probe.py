@@ -14,6 +14,7 @@ The threshold was chosen on the train and dev splits' text by bench/duplex/addre
 from __future__ import annotations
 
 import logging
+import math
 import threading
 from collections import OrderedDict
 from collections.abc import Callable
@@ -40,14 +41,18 @@ def log_ratio(conversation: Any, text: str) -> float | None:
     if read is None:
         return None
     in_chat, at_home, tokens = read
-    return (in_chat - at_home) / tokens if tokens else None
+    value = (in_chat - at_home) / tokens if tokens else None
+    if value is not None and not math.isfinite(value):  # a model that reads non-numbers decides nothing
+        log.warning("the addressee probe read a non-number from the model for %r; the word rules decide", text)
+        return None
+    return value
 
 
 class AddresseeProbe:
-    """Reads `log_ratio` on the LLM worker; `score` waits a bounded time for it."""
+    """Reads `log_ratio` on the thread `submit` runs jobs on; `score` waits a bounded time for it, once."""
 
     def __init__(self, conversation: Any, submit: Callable[[Callable[[], None]], Any], model: str) -> None:
-        """`conversation`: engine.llm.Conversation; `submit`: runs a job on the LLM worker; `model`: the chat
+        """`conversation`: engine.llm.Conversation; `submit`: runs a job on the probe's thread; `model`: the chat
         model's id (settings.llm.model)."""
         self._conversation = conversation
         self._submit = submit
@@ -57,21 +62,22 @@ class AddresseeProbe:
         self._pending: dict[str, threading.Event] = {}
 
     def score(self, text: str, wait_s: float) -> float | None:
-        """The log ratio of `text`, asked for once and awaited up to `wait_s`; None if it is not ready by then."""
+        """The log ratio of `text`, asked for once and awaited up to `wait_s` by that first call only (a later
+        call for words still being read returns None at once: the loop must not block on them twice)."""
         text = text.strip()
         if not self.enabled or not text:
             return None
         with self._lock:
             if text in self._done:
                 return self._done[text]
-            ready = self._pending.get(text)
-            if ready is None:
-                ready = self._pending[text] = threading.Event()
-                try:
-                    self._submit(lambda: self._read(text, ready))
-                except RuntimeError:  # the worker is shut down: the word rules decide
-                    del self._pending[text]
-                    return None
+            if text in self._pending:
+                return None
+            ready = self._pending[text] = threading.Event()
+            try:
+                self._submit(lambda: self._read(text, ready))
+            except RuntimeError:  # the thread is shut down (Venus is closing): the word rules decide
+                del self._pending[text]
+                return None
         ready.wait(wait_s)
         with self._lock:
             return self._done.get(text)

@@ -86,9 +86,8 @@ class StateMachine:
         # who final words over her voice are said to, as the chat LLM reads them (the overlap policy asks). On a
         # thread of its own, not the LLM control worker: the read must not queue behind a prefill or a held answer
         # (Venus is paused meanwhile); the backend's own thread still runs it in turn with her answer's decode
-        self._addressee = AddresseeProbe(
-            conversation, ThreadPoolExecutor(max_workers=1, thread_name_prefix="venus-addressee").submit,
-            settings.llm.model) \
+        self._addressee_thread = ThreadPoolExecutor(max_workers=1, thread_name_prefix="venus-addressee")
+        self._addressee = AddresseeProbe(conversation, self._addressee_thread.submit, settings.llm.model) \
             if settings.conversation.end_of_turn_model == "llm" and end_of_turn.options.english_words else None
         if self._addressee is not None and self._addressee.enabled:
             self._scene.addressee_score = self._addressee_score
@@ -111,7 +110,8 @@ class StateMachine:
         self._turns.cancel()
 
     def shutdown(self) -> None:
-        """Stop the LLM worker (after the loop has stopped)."""
+        """Stop the LLM worker and the addressee probe's thread (after the loop has stopped)."""
+        self._addressee_thread.shutdown(wait=True, cancel_futures=True)
         self._turns.shutdown()
 
     @property
