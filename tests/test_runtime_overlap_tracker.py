@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from engine.runtime.options import RuntimeOptions
 from engine.runtime.overlap import ConversationContext, OverlapPolicy
 from engine.runtime.overlap_tracker import OverlapAction, OverlapStep, OverlapTracker
 from engine.timeline import OverlapKind
@@ -158,3 +159,72 @@ def test_a_request_read_from_the_last_partial_pauses_venus_until_the_final_words
     steps = tracker.judge(ONSET + 1900, SCENE, final=True)
     assert actions(steps) == [OverlapAction.RECORD, OverlapAction.KEEP], [s.reason for s in steps]
     assert recorded(steps) == [OverlapKind.OTHER_ADDRESSEE]
+
+
+def test_the_user_going_on_after_a_pause_continues_the_held_overlap_and_its_words_decide() -> None:
+    # Found in CI: "Okay, stop." fell into two VAD segments; the second began before the first's final, was
+    # dropped, and "Okay." alone resumed the story.
+    tracker = started()
+    assert actions(tracker.judge(ONSET + 350, SCENE, final=False)) == [OverlapAction.RECORD, OverlapAction.PAUSE]
+    partial(tracker, "So, can.")
+    assert tracker.judge(ONSET + 500, SCENE, final=False) == []
+    assert tracker.end_segment(ONSET, ONSET + 700) is tracker.current
+    second = ONSET + 760
+    assert tracker.begin(second, "turn-1")  # more of the same overlap, not a new one
+    assert tracker.current.onset_ms == ONSET and tracker.current.segment_ms == second
+    assert tracker.hear_final(ev.AsrFinal(text="Okay.", segment_start_ms=ONSET)) and not tracker.final_heard
+    assert tracker.judge(ONSET + 800, SCENE, final=tracker.final_heard) == []  # "Okay." alone resumes nothing
+    assert tracker.current.held and tracker.current.words == "Okay."
+    assert tracker.end_segment(second, second + 480) is tracker.current
+    assert tracker.judge(second + 500, SCENE, final=False) == []  # closed, its words not in yet: still held
+    assert tracker.hear_partial(ev.AsrPartial(text="Stop.", segment_start_ms=second))
+    steps = tracker.judge(second + 520, SCENE, final=False)
+    assert actions(steps) == [OverlapAction.STOP] and "Okay. Stop." in steps[0].reason
+    assert tracker.hear_final(ev.AsrFinal(text="stop.", segment_start_ms=second)) and tracker.final_heard
+    assert actions(tracker.judge(second + 800, SCENE, final=True)) == [OverlapAction.TAKE_FINAL]
+    assert tracker.current is None
+
+
+def test_a_continued_overlap_of_backchannels_resumes_once_the_new_words_are_in() -> None:
+    tracker = started()
+    tracker.judge(ONSET + 350, SCENE, final=False)
+    tracker.end_segment(ONSET, ONSET + 600)
+    assert tracker.begin(ONSET + 700, "turn-1")
+    assert tracker.hear_final(ev.AsrFinal(text="Yeah.", segment_start_ms=ONSET))
+    assert tracker.judge(ONSET + 750, SCENE, final=False) == []
+    assert tracker.hear_partial(ev.AsrPartial(text="Uh-huh.", segment_start_ms=ONSET + 700))
+    steps = tracker.judge(ONSET + 1000, SCENE, final=False)
+    assert OverlapAction.KEEP in actions(steps) and recorded(steps) == [OverlapKind.BACKCHANNEL]
+
+
+
+def test_a_segment_closing_on_a_garbled_word_waits_briefly_for_its_final_before_resuming() -> None:
+    # "Wait," over Venus, heard as "We" in the one partial before the segment closed: the final decodes it
+    options = RuntimeOptions(short_words_final_wait_ms=250)
+    tracker = OverlapTracker(OverlapPolicy(), options)
+    assert tracker.begin(ONSET, "turn-1")
+    tracker.judge(ONSET + 350, SCENE, final=False)
+    partial(tracker, "We")
+    assert tracker.judge(ONSET + 500, SCENE, final=False) == []
+    tracker.end_segment(ONSET, ONSET + 620)
+    assert tracker.judge(ONSET + 700, SCENE, final=False) == [] and tracker.current.held
+    assert tracker.judge(ONSET + 800, SCENE, final=False) == [] and tracker.current.held
+    final(tracker, "wait.")
+    assert actions(tracker.judge(ONSET + 850, SCENE, final=True)) == [OverlapAction.STOP]
+
+    # the final is late: the wait is bounded, and the answer goes on after it
+    late = OverlapTracker(OverlapPolicy(), options)
+    assert late.begin(ONSET, "turn-1")
+    late.judge(ONSET + 350, SCENE, final=False)
+    assert late.hear_partial(ev.AsrPartial(text="We", segment_start_ms=ONSET))
+    late.end_segment(ONSET, ONSET + 620)
+    assert late.judge(ONSET + 700, SCENE, final=False) == []
+    assert late.judge(ONSET + 900, SCENE, final=False) == []
+    assert OverlapAction.KEEP in actions(late.judge(ONSET + 960, SCENE, final=False))
+
+    # words that are all backchannel resume at once, as before
+    nod = started()
+    nod.judge(ONSET + 350, SCENE, final=False)
+    partial(nod, "Yeah.")
+    nod.end_segment(ONSET, ONSET + 500)
+    assert OverlapAction.KEEP in actions(nod.judge(ONSET + 520, SCENE, final=False))

@@ -397,6 +397,8 @@ class SpeechPipeline:
                 self._speech_open, self._prefinal_at, fed = True, -1, True
                 start = transition.start_sample
                 overlapping = self.frontend.guard.active if self.frontend.guard else self.player.speaking
+                # paused in place, Venus still holds the floor: the user going on ("Okay, ... stop.") is overlap
+                overlapping = overlapping or self.player.paused
                 if overlapping:
                     self._overlap_segments.add(start)
                 asr = self.settings.asr

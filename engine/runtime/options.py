@@ -25,6 +25,11 @@ class RuntimeOptions:
     # words ("Can you get me?" and "that will be done." were early garbles of interruptions); a name, a
     # level/voice cue or backchannel words resume it at once
     resume_min_words: int = 5
+    # A segment that closed on one or two words that are neither a backchannel nor a name ("We" for "Wait,")
+    # resumes a paused answer only on its final decode, awaited this long after the close (a short segment's
+    # final takes ~100-200 ms on 2 cores): a garbled partial is not evidence. Unbounded, a slow final kept a
+    # "yes" paused 1.4 s (see docs/BENCHMARKS.md).
+    short_words_final_wait_ms: int = 250
     heard_wait_s: float = 0.5  # after stop(), how long to wait for the cut clause's heard-word report
     # the LLM's end-of-turn judgement of the final words (engine.runtime.turn_probe) comes on the LLM worker,
     # tens of ms after the final; the turn waits for it up to this much silence, then the lexical model decides

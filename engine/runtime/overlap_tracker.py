@@ -54,6 +54,28 @@ class TrackedOverlap:
     confidence: float | None = None  # whisper's mean word probability in the final transcript
     last_word_p: float | None = None  # and its last word's
     similarity: float | None = None  # to the enrolled user's voice (from the pipeline, 1 s of speech on)
+    # The user may go on after a pause while Venus is held ("Okay, ... stop."): the next VAD segment continues
+    # this overlap. `segment_ms` is the onset of the segment heard now; `earlier` holds the final words of the
+    # earlier ones by onset ("" while a final is still to come).
+    segment_ms: int = -1
+    earlier: dict[int, str] = dataclasses.field(default_factory=dict)
+    segment_words: str = ""  # the current segment's own latest partial
+    final_wait_from: int = -1  # when a resume on a closed segment's few words began to wait for its final
+
+    def __post_init__(self) -> None:
+        if self.segment_ms < 0:
+            self.segment_ms = self.onset_ms
+
+    def continue_with(self, onset_ms: int) -> None:
+        """The user spoke again before the overlap settled: the new segment is more of the same words."""
+        self.earlier.setdefault(self.segment_ms, self.final or self.segment_words)
+        self.segment_ms, self.segment_words, self.final = onset_ms, "", None
+        self.speech_active, self.ended_ms = True, -1
+        self.previous_words, self.words = self.words, self._joined("")
+        self.resume_votes = 0
+
+    def _joined(self, current: str) -> str:
+        return " ".join(t for t in (*(self.earlier[k] for k in sorted(self.earlier)), current) if t.strip())
 
 
 @dataclass(frozen=True)
@@ -104,6 +126,10 @@ class OverlapTracker:
         one is judged on its own, and the old one's final words, when they come, settle nothing.
         """
         previous = self.current
+        if previous is not None and previous.held and not previous.speech_active:
+            # Venus is paused on it and its words have not settled it: the user goes on ("Okay, ... stop.")
+            previous.continue_with(onset_ms)
+            return True
         if previous is not None and not previous.speech_active and not previous.stopped and not previous.held:
             self._superseded.add(previous.onset_ms)
             if previous.verdict is not None and not previous.verdict.stop:
@@ -119,9 +145,10 @@ class OverlapTracker:
     def hear_partial(self, event: ev.AsrPartial) -> bool:
         """True when the partial transcript is the overlap's (its words are taken)."""
         overlap = self.current
-        if overlap is None or event.segment_start_ms != overlap.onset_ms:
+        if overlap is None or event.segment_start_ms != overlap.segment_ms:
             return False
-        overlap.previous_words, overlap.words = overlap.words, event.text
+        overlap.segment_words = event.text
+        overlap.previous_words, overlap.words = overlap.words, overlap._joined(event.text)
         if event.speaker_similarity is not None:
             overlap.similarity = event.speaker_similarity
         return True
@@ -140,7 +167,7 @@ class OverlapTracker:
     def end_segment(self, start_ms: int, end_ms: int) -> TrackedOverlap | None:
         """The VAD closed a segment; the overlap when it was the overlap's, else None."""
         overlap = self.current
-        if overlap is None or start_ms != overlap.onset_ms:
+        if overlap is None or start_ms != overlap.segment_ms:
             return None
         overlap.speech_active, overlap.ended_ms = False, end_ms
         if overlap.held and not overlap.stopped:  # how long it lasted is itself a cue (a short "yeah"): re-judge
@@ -148,17 +175,31 @@ class OverlapTracker:
         return overlap
 
     def hear_final(self, event: ev.AsrFinal) -> bool:
-        """True when the final transcript is the overlap's; `judge(final=True)` then settles it."""
+        """True when the final transcript is the overlap's; `judge(final=self.final_heard)` then judges it.
+
+        The final of an earlier segment of a continued overlap only completes its words: the overlap is settled
+        by its last segment's final."""
         overlap = self.current
-        if overlap is None or event.segment_start_ms != overlap.onset_ms:
+        if overlap is None:
             return False
-        overlap.final = event.text.strip()
+        if event.segment_start_ms in overlap.earlier:
+            overlap.earlier[event.segment_start_ms] = event.text.strip()
+            overlap.previous_words, overlap.words = overlap.words, overlap._joined(overlap.segment_words)
+            return True
+        if event.segment_start_ms != overlap.segment_ms:
+            return False
+        overlap.final = overlap._joined(event.text.strip())
         if event.speaker_similarity is not None:
             overlap.similarity = event.speaker_similarity
         if event.words:
             overlap.confidence = sum(w.probability for w in event.words) / len(event.words)
             overlap.last_word_p = event.words[-1].probability
         return True
+
+    @property
+    def final_heard(self) -> bool:
+        """The current overlap's final words are all in: the next judgement settles it."""
+        return self.current is not None and self.current.final is not None
 
     @property
     def unsettled(self) -> bool:
@@ -276,6 +317,8 @@ class OverlapTracker:
         if overlap.held and not review.stop:
             # Early partials are often garbled ("hold on" heard as "that will not."): while the user still
             # speaks, a held answer goes on only on a name or background cues, or when two partials agree.
+            if overlap.earlier and not overlap.segment_words and not final:
+                return []  # the user spoke again after a pause: nothing resumes before the new words are in
             overlap.resume_votes += 1
             # a name, a level/voice cue, or words that are all backchannel ("Oh, wow.") settle it at once
             settled = review.named or review.kind == ev.OverlapKind.BACKGROUND or (
@@ -283,6 +326,14 @@ class OverlapTracker:
             agreed = overlap.resume_votes >= 2 and review.scores.get("words", 0) >= self.options.resume_min_words
             if not (final or not features.speech_active or settled or agreed):
                 return []
+            if not (final or settled or agreed) and review.scores.get("words", 0) <= 2:
+                # closed on a word or two that say nothing known: the final decode, due in a moment, decides
+                if overlap.final_wait_from < 0:
+                    overlap.final_wait_from = now_ms
+                if now_ms - overlap.final_wait_from < self.options.short_words_final_wait_ms:
+                    overlap.resume_votes -= 1  # this look is not a vote
+                    overlap.reviewed_words = ("\0", "\0")  # look again on the next tick
+                    return []
         elif overlap.held:
             overlap.resume_votes = 0
         steps = [_record(review, overlap)] if review.kind != earlier.kind else []

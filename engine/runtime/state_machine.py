@@ -258,7 +258,7 @@ class StateMachine:
         if self._tracker.drop_superseded(event.segment_start_ms):
             return
         if self._tracker.hear_final(event):
-            self._judge_overlap(final=True)
+            self._judge_overlap(final=self._tracker.final_heard)  # not on an earlier segment's final alone
             return
         self._user.awaiting_final = False
         self._turns.drop_prefill()
