@@ -154,3 +154,30 @@ def test_words_still_being_read_are_not_waited_on_twice(backend) -> None:
     assert answers == [None] and len(jobs) == 1  # no second wait, no second read
     jobs[0]()
     assert probe.score("Where did you put my keys?", wait_s=0) is not None
+
+
+def test_a_read_runs_while_the_answers_decode_is_held_and_the_answer_goes_on_unchanged(backend, messages) -> None:
+    # Found in a real-runtime trial: the read queued behind a long answer's decode on the backend's one thread, so
+    # while a story was still being written the probe came too late and the word rules decided alone. Held for an
+    # overlap, the decode now lets the read run between two of its steps.
+    import threading
+
+    from engine.llm import GenerateRequest
+
+    story = [*messages[:-2], ChatMessage("user", "Tell me a long story about a lighthouse keeper.")]
+    request = GenerateRequest(max_tokens=48, temperature=0.0)
+    alone = backend.generate(story, request).text()
+
+    stream = backend.generate(story, request)
+    pieces = iter(stream)
+    first = next(pieces)  # the decode is under way
+    stream.hold()
+    read: list[float] = []
+    reader = threading.Thread(target=lambda: read.append(ratio(backend, messages, "Did you feed the cat already?")))
+    reader.start()
+    reader.join(timeout=30)
+    assert read, "the read waited for the held answer"
+    assert not stream.finished.is_set()  # it ran while the answer was held, not after it
+    stream.release()
+    assert first + "".join(pieces) == alone  # the answer's logits were its own again after the read
+    assert read[0] < OverlapOptions().addressee_threshold

@@ -5,7 +5,7 @@ from __future__ import annotations
 import queue
 import threading
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol, runtime_checkable
 
@@ -100,13 +100,16 @@ class TokenStream:
         """Let a held producer go on."""
         self._go.set()
 
-    def wait_if_held(self) -> None:
-        """Producer side, between steps: wait while held; returns at once on cancel, release or lapse."""
+    def wait_if_held(self, meanwhile: Callable[[], object] | None = None) -> None:
+        """Producer side, between steps: wait while held; returns at once on cancel, release or lapse.
+        `meanwhile` is called as the wait begins and every 20 ms of it (a backend runs its side jobs there)."""
         if self._go.is_set():
             return
         started = time.monotonic()
-        while not self._go.wait(0.02):
-            if self.cancelled.is_set() or time.monotonic() - started >= self.max_hold_s:
+        while True:
+            if meanwhile is not None:
+                meanwhile()
+            if self._go.wait(0.02) or self.cancelled.is_set() or time.monotonic() - started >= self.max_hold_s:
                 break
         self.held_s += time.monotonic() - started
 

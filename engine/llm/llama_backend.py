@@ -102,6 +102,9 @@ class LlamaBackend:
         self._streams: set[TokenStream] = set()
         self._streams_lock = threading.Lock()
         self._jobs: queue.SimpleQueue[tuple[Callable[[], Any], Future[Any]] | None] = queue.SimpleQueue()
+        # Reads that leave sequence 0 alone (words_logprob): they also run while an answer's decode is held,
+        # between its steps, rather than after the whole answer (see _run_side_jobs)
+        self._side_jobs: queue.SimpleQueue[tuple[Callable[[], Any], Future[Any]]] = queue.SimpleQueue()
         self._worker = threading.Thread(target=self._work, name="venus-llm", daemon=True)
         self._worker.start()
         self._closed = False
@@ -138,6 +141,13 @@ class LlamaBackend:
         self.cancel()
         self._jobs.put(None)
         self._worker.join(timeout=10)
+        while True:  # reads that never ran: their callers get an error, not a wait forever
+            try:
+                _, future = self._side_jobs.get_nowait()
+            except queue.Empty:
+                break
+            if future.set_running_or_notify_cancel():
+                future.set_exception(BackendError("the LLM backend is closed"))
         self._batch.close()
         self._ctx.close()
         self._model.close()
@@ -270,7 +280,6 @@ class LlamaBackend:
             raise ValueError("words_logprob needs a frame or a BOS token to read the first word after")
 
         def job() -> tuple[float, float, int]:
-            self._abort.clear()
             mem = self._ctx.memory
             try:
                 keep = min(_common_prefix(self._evaluated, chat), len(chat) - 1)
@@ -284,7 +293,7 @@ class LlamaBackend:
                 self._logits_at = -1  # the logits now belong to sequence 1
             return in_chat, in_frame, len(words)
 
-        return self._call(job)
+        return self._call_side(job)
 
     def _score_words(self, prefix: list[int], kept: int, words: list[int]) -> float:
         """log P(words | prefix) on sequence 1, which already holds prefix[:kept]."""
@@ -407,6 +416,35 @@ class LlamaBackend:
 
     def _call(self, fn: Callable[[], T]) -> T:
         return self._submit(fn).result()
+
+    def _call_side(self, fn: Callable[[], T]) -> T:
+        # A side job runs on the worker as soon as it is idle (the poke in the main queue), or sooner, between the
+        # steps of a held decode: a reading of words over Venus's voice is wanted while her answer is held for it.
+        if self._closed:
+            raise BackendError("the LLM backend is closed")
+        future: Future[T] = Future()
+        self._side_jobs.put((fn, future))
+        self._jobs.put((lambda: self._run_side_jobs(fresh=True), Future()))
+        return future.result()
+
+    def _run_side_jobs(self, *, fresh: bool = False) -> bool:
+        """Run the queued side jobs (worker thread); True when one ran. `fresh`: no other job is under way, so an
+        abort left from before is cleared, as every job does when it starts."""
+        ran = False
+        while True:
+            try:
+                fn, future = self._side_jobs.get_nowait()
+            except queue.Empty:
+                return ran
+            if not future.set_running_or_notify_cancel():
+                continue
+            if fresh:
+                self._abort.clear()
+            ran = True
+            try:
+                future.set_result(fn())
+            except BaseException as exc:  # handed to the caller, which re-raises it
+                future.set_exception(exc)
 
     # ---- tokens -----------------------------------------------------------------------------------------
 
@@ -572,6 +610,13 @@ class LlamaBackend:
             self._evaluated.extend(chunk)
             self._logits_at = len(self._evaluated) - 1
 
+    def _refresh_logits(self) -> None:
+        # the last token of sequence 0 is evaluated again, so that the logits are its own
+        last = len(self._evaluated) - 1
+        token = self._evaluated.pop()
+        llama_cpp.llama_memory_seq_rm(self._ctx.memory, 0, last, -1)
+        self._decode([token])
+
     # ---- generation -------------------------------------------------------------------------------------
 
     def _generate_job(self, messages: list[ChatMessage], request: GenerateRequest, stream: TokenStream) -> None:
@@ -627,10 +672,12 @@ class LlamaBackend:
         try:
             finish.reason = "max_tokens"
             for _ in range(request.max_tokens):
-                stream.wait_if_held()
+                stream.wait_if_held(self._run_side_jobs)
                 if stream.cancelled.is_set():
                     finish.reason = "cancelled"
                     break
+                if self._evaluated and self._logits_at != len(self._evaluated) - 1:  # a side job used the logits
+                    self._refresh_logits()
                 if len(self._evaluated) >= self.n_ctx:
                     finish.reason = "context_full"
                     break

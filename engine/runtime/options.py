@@ -36,8 +36,8 @@ class RuntimeOptions:
     end_of_turn_probe_wait_ms: int = 600
     # the chat LLM's reading of who final words over Venus's voice are said to (engine.runtime.addressee_probe)
     # is awaited this long, on the loop, only when the word rules would stop her for the words alone; she is
-    # paused meanwhile. Its read took 250-450 ms beside whisper (2-core machine), and waits for her answer's
-    # decode to finish if it is still running; late, the rules decide
+    # paused meanwhile. Its read took 250-450 ms beside whisper (2-core machine); it runs between two steps of
+    # her answer's decode, which is held for the overlap (hold_answer_during_overlap); late, the rules decide
     addressee_probe_wait_ms: int = 800
     final_wait_ms: int = 8000  # a final transcript later than this is given up on (the turn ends without it)
     acknowledge_replies: bool = True  # say "Okay." after a spoken yes / no / cancel aimed at a task

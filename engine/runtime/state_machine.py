@@ -85,7 +85,7 @@ class StateMachine:
             if settings.conversation.end_of_turn_model == "llm" and end_of_turn.options.english_words else None
         # who final words over her voice are said to, as the chat LLM reads them (the overlap policy asks). On a
         # thread of its own, not the LLM control worker: the read must not queue behind a prefill or a held answer
-        # (Venus is paused meanwhile); the backend's own thread still runs it in turn with her answer's decode
+        # (Venus is paused meanwhile); on the backend's thread it runs between two steps of her held answer's decode
         self._addressee_thread = ThreadPoolExecutor(max_workers=1, thread_name_prefix="venus-addressee")
         self._addressee = AddresseeProbe(conversation, self._addressee_thread.submit, settings.llm.model) \
             if settings.conversation.end_of_turn_model == "llm" and end_of_turn.options.english_words else None
