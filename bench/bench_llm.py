@@ -11,6 +11,7 @@ import sys
 import time
 
 import llama_cpp
+import psutil
 from llama_cpp import Llama
 
 from engine.llm import ChatMessage, Conversation, ConversationOptions, GenerateRequest, RenderOptions
@@ -382,6 +383,60 @@ def bench_answer_start(path: str) -> dict[str, float]:
     return _report_medians(waits, "5 words, 1 thread", "end of the user's turn -> first clause,")
 
 
+def bench_words_read(path: str) -> dict[str, float]:
+    """The addressee probe's read of words over Venus's voice (engine.runtime.addressee_probe): its cost beside the
+    end-of-turn probe's read of the same words, and how long it waits while her answer is still being decoded:
+    with the decode held for the overlap (what the runtime does; the read runs between two decode steps) against
+    decoding on (the read waits for the answer to end: how every read waited before it became a side job)."""
+    from engine.runtime.addressee_probe import FRAME
+    from engine.runtime.turn_probe import probe_groups
+
+    backend = LlamaBackend(LlamaOptions(model_path=path, n_ctx=2048, n_batch=256, n_threads=THREADS))
+    try:
+        system = Conversation(Timeline(), backend, ConversationOptions()).messages()
+        history = [*system, ChatMessage("user", "How do bees make honey?"),
+                   ChatMessage("assistant", "Bees gather nectar from flowers and carry it back to the hive, where")]
+        said = ["Could you say that part again?", "Is the kettle still on?", "Why do they need so much of it?",
+                "I'll be there in a minute, okay?", "What do they eat in the winter?"]
+        groups = probe_groups(backend)
+        backend.sync(history)
+        cores = psutil.cpu_count(logical=False) or 1
+        samples: dict[str, list[float]] = {"end-of-turn read": [], "addressee read": [],
+                                           f"addressee, {cores} cores": []}
+        for _ in range(ROUNDS):
+            for words in said:
+                for name in samples:
+                    backend.sync(history)  # each starts from the conversation in the cache, as in the runtime
+                    # the runtime lends the read every core (whisper is idle at an overlap's final)
+                    backend.use_threads(cores if "cores" in name else None)
+                    started = time.perf_counter()
+                    if name.startswith("addressee"):
+                        backend.words_logprob(history, words, FRAME)
+                    else:
+                        backend.next_token_logprobs(history, words, groups)
+                    samples[name].append(time.perf_counter() - started)
+                    backend.use_threads(None)
+        medians = _report_medians(samples, "end-of-turn read", "words read")
+        story = [*system, ChatMessage("user", "Tell me a long story about a lighthouse keeper.")]
+        waits: dict[str, list[float]] = {"answer held": [], "answer decoding": []}
+        for _ in range(3):
+            for name in waits:
+                stream = backend.generate(story, GenerateRequest(max_tokens=GEN_TOKENS, temperature=0.0))
+                pieces = iter(stream)
+                next(pieces)  # the answer is under way
+                if name == "answer held":
+                    stream.hold()
+                started = time.perf_counter()
+                backend.words_logprob(story, said[1], FRAME)
+                waits[name].append(time.perf_counter() - started)
+                stream.release()
+                stream.text()
+        medians |= _report_medians(waits, "answer held", "read during an answer")
+        return medians
+    finally:
+        backend.close()
+
+
 def bench_torch_backend(path: str) -> dict[str, float]:
     """The torch backend beside LlamaBackend, through the same interface, A B alternating: decode tokens/s, time
     to the first token after a 20-token user message is appended to a cached conversation, roll-back time."""
@@ -460,6 +515,7 @@ def main() -> int:
     bench_rollback_and_first_token(path)
     bench_first_token_paths(path)
     bench_answer_start(path)
+    bench_words_read(path)
     bench_torch(path)
     return 0
 
