@@ -88,12 +88,14 @@ def test_an_interruption_stops_venus_near_the_target_and_gets_an_answer(results)
 
 
 def test_venus_keeps_talking_through_speech_not_meant_to_stop_it(results) -> None:
-    # The targets are rates (backchannel 0.97, talking to others 0.92, background 0.92 over 40 cases each), so
-    # over these eight or nine cases one may stop Venus (with CTranslate2 on AVX-512 one talking-to-others case
-    # did), but no more.
+    # The targets are rates (backchannel 0.97, talking to others 0.92, background 0.92 over 40 cases each): at
+    # them, about half a case in these nine is expected to stop Venus, and on a busy 2-core machine a paused
+    # voice whose words come late counts as stopped too (a pause of 0.96 s for "Oh, wow." heard first as
+    # "So...", in a fresh-clone run where "Uh-huh" was also heard as "I'm sorry."). Allowing one, the test failed
+    # about one run in six at these rates; two of nine still fails a policy that stops for a third of them.
     judged = [r for category in CONTINUATION_CATEGORIES for r in _judged(results, category)]
     stopped = [(r.case, r.behavior, r.notes) for r in judged if not r.continued]
-    assert len(stopped) <= 1, stopped
+    assert len(stopped) <= 2, stopped
 
 
 def test_output_is_16k_mono_and_at_least_as_long_as_the_input(results) -> None:
