@@ -228,3 +228,18 @@ def test_a_segment_closing_on_a_garbled_word_waits_briefly_for_its_final_before_
     partial(nod, "Yeah.")
     nod.end_segment(ONSET, ONSET + 500)
     assert OverlapAction.KEEP in actions(nod.judge(ONSET + 520, SCENE, final=False))
+
+
+def test_each_segment_of_a_continued_overlap_gets_its_own_wait_for_its_final() -> None:
+    tracker = OverlapTracker(OverlapPolicy(), RuntimeOptions(short_words_final_wait_ms=250))
+    assert tracker.begin(ONSET, "turn-1")
+    tracker.judge(ONSET + 300, SCENE, final=False)
+    tracker.end_segment(ONSET, ONSET + 400)  # closed before any partial
+    assert tracker.judge(ONSET + 420, SCENE, final=False) == []  # waiting for the first segment's final
+    assert tracker.current.final_wait_from >= 0
+    assert tracker.begin(ONSET + 450, "turn-1")  # the user goes on before it comes
+    assert tracker.hear_partial(ev.AsrPartial(text="We", segment_start_ms=ONSET + 450))
+    tracker.end_segment(ONSET + 450, ONSET + 700)
+    # 290 ms after the first wait began, the second segment's final is still awaited
+    assert tracker.judge(ONSET + 710, SCENE, final=False) == [] and tracker.current.held
+    assert OverlapAction.KEEP in actions(tracker.judge(ONSET + 970, SCENE, final=False))  # bounded, as before

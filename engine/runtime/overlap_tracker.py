@@ -72,7 +72,7 @@ class TrackedOverlap:
         self.segment_ms, self.segment_words, self.final = onset_ms, "", None
         self.speech_active, self.ended_ms = True, -1
         self.previous_words, self.words = self.words, self._joined("")
-        self.resume_votes = 0
+        self.resume_votes, self.final_wait_from = 0, -1  # the new segment's final gets its own wait
 
     def _joined(self, current: str) -> str:
         return " ".join(t for t in (*(self.earlier[k] for k in sorted(self.earlier)), current) if t.strip())
