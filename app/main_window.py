@@ -42,6 +42,7 @@ from app.widgets.help import about_html, shortcuts_html
 from app.widgets.indicators import Captions, ElidedLabel
 from app.widgets.push_to_talk import PushToTalkButton
 from engine import paths
+from engine.runtime.cues import social_formula
 from engine.settings import Settings, save_settings
 from engine.timeline import Event, Timeline
 from engine.timeline.events import Kind, RuntimeStateName
@@ -206,6 +207,8 @@ class MainWindow(QMainWindow):
         conversation_id = self.timeline.conversation_id
         if conversation_id in self._titled or not text.strip() or conversation_id not in self.conversations.ids():
             return
+        if social_formula(text, self.settings.conversation.assistant_name):
+            return  # "Hi" or "Thanks" names nothing: the first words that say more name the conversation
         self._titled.add(conversation_id)
         if not self.conversations.title_of(conversation_id).startswith("New chat"):
             return
@@ -218,8 +221,8 @@ class MainWindow(QMainWindow):
         self._titled.update(c.id for c in conversations if c.title.strip())
         self._update_title()
         said = [r.text for r in self.model.rows() if r.kind == RowKind.USER and not r.streaming]
-        if said:  # words said before the list arrived name the conversation now
-            self._auto_title(said[0])
+        for text in said:  # words said before the list arrived name the conversation now
+            self._auto_title(text)
 
     def _update_title(self) -> None:
         title = self.conversations.title_of(self.timeline.conversation_id) or "Conversation"

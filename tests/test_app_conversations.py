@@ -112,6 +112,21 @@ def test_new_chat_switch_and_typing_persist_in_the_chosen_conversation(qtbot, st
         assert [e.text for e in events] == ["Where shall we have lunch?", "Make it one o'clock"]
 
 
+def test_a_greeting_does_not_name_the_conversation_the_first_words_that_say_more_do(qtbot, stored):
+    # Found trying the app: a chat opened with "Hi" was listed as "Hi", like every other chat opened that way
+    window = stored
+    first = window.timeline.conversation_id
+    for text in ("Hi Venus!", "Thanks", "What's the tallest building in Europe?"):
+        qtbot.keyClicks(window.text_box, text)
+        qtbot.keyClick(window.text_box, Qt.Key.Key_Return)
+        qtbot.wait(100)
+        if text == "Thanks":
+            assert window.conversations.title_of(first).startswith("New chat"), window.conversations.title_of(first)
+    qtbot.waitUntil(lambda: window.conversations.title_of(first) == "What's the tallest building in Europe?",
+                    timeout=5000)
+    assert window.title.text() == "What's the tallest building in Europe?"
+
+
 def test_rename_in_place_search_and_delete(qtbot, stored):
     window = stored
     row = window.conversations.ids().index(window.older_id)
