@@ -295,7 +295,7 @@ def test_a_timer_is_moved_and_keeps_saying_what_it_is(tmp_path: Path):
         timer = run(harness, timeline, "set_timer", {"seconds": 300})
         rid = timer.result["reminder_id"]
         moved = run(harness, timeline, "change_reminder", {"reminder_id": rid, "seconds": 600})
-        assert moved.result["text"] == "Your 10 minutes timer is done."  # a timer's own words follow its length
+        assert moved.result["text"] == "Your 10-minute timer is done."  # a timer's own words follow its length
         listed = run(harness, timeline, "list_reminders", {}).result["reminders"]
         assert [(r["reminder_id"], r["timer"]) for r in listed] == [(rid, True)]
         due = datetime.fromisoformat(listed[0]["due_at"]).timestamp()

@@ -316,7 +316,7 @@ def test_who_are_you_and_what_are_my_notes_are_answered_without_the_model(sessio
 
 def test_time_left_on_a_timer_is_counted_down_from_the_harness(session) -> None:
     # "How much time is left on my timer?" listed the timer by the words it will say when it ends: "You have one:
-    # Your 5 minutes timer is done. at 1:36 PM."
+    # Your 5 minutes timer is done. at 1:36 PM." (the words of that time)
     import re
 
     timeline, runtime, said = session()

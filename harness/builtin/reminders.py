@@ -19,7 +19,11 @@ MAX_DELAY_S = 366 * 86400  # a year ahead at most
 
 def _timer_text(seconds: float) -> str:
     """What a timer set without words of its own says when it ends."""
-    return f"Your {_spoken_delay(seconds)} timer is done."
+    delay = _spoken_delay(seconds)
+    amount, _, unit = delay.partition(" ")
+    if amount.isdigit() and " " not in unit:  # one unit: "Your 10-second timer is done."
+        return f"Your {amount}-{unit.removesuffix('s')} timer is done."
+    return f"Your timer for {delay} is done."  # "Your timer for 1 hour 30 minutes is done."
 
 
 def _spoken_delay(seconds: float) -> str:
