@@ -87,6 +87,8 @@ def test_words_that_are_not_arithmetic_are_not_an_expression(text: str) -> None:
 @pytest.mark.parametrize(("text", "tool", "arguments"), [
     ("Remind me in ten minutes to check the oven.", "set_timer", {"seconds": 600, "text": "check the oven"}),
     ("Set a 10 minute timer for the pasta", "set_timer", {"seconds": 600, "text": "the pasta"}),
+    ("What did I note?", "search_notes", {}),  # typed by hand: the model had made a note up
+    ("what have I jotted down so far", "search_notes", {}),
     ("Remind me at 3:40 to call mom", "set_reminder", {"at": "2026-05-01T15:40", "text": "call mom"}),
     ("Remind me tomorrow at 9 am to water the plants", "set_reminder",
      {"at": "2026-05-02T09:00", "text": "water the plants"}),

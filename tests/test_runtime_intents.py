@@ -324,13 +324,13 @@ def test_time_left_on_a_timer_is_counted_down_from_the_harness(session) -> None:
     _ask(runtime, "Remind me in an hour to call the bank")
     _ask(runtime, "How much time is left on my timer?")
     answer = _turn_ends(timeline)[-1].text
-    assert re.fullmatch(r"Your 5 minute timer has (5 minutes|4 minutes and \d+ seconds?) left\.", answer), answer
+    assert re.fullmatch(r"Your 5-minute timer has (5 minutes|4 minutes and \d+ seconds?) left\.", answer), answer
     _ask(runtime, "how long until my reminder goes off")
     answer = _turn_ends(timeline)[-1].text
     assert re.fullmatch(r"Your reminder, call the bank, is in (59 minutes|an hour), at .+\.", answer), answer
     _ask(runtime, "What timers do I have?")
     answer = _turn_ends(timeline)[-1].text
-    assert answer.startswith("You have 2: a 5 minute timer at "), answer
+    assert answer.startswith("You have 2: a 5-minute timer at "), answer
     assert "timer is done" not in answer and "call the bank at" in answer, answer
 
 
@@ -468,6 +468,8 @@ def test_snooze_says_the_reminder_that_went_off_again_later(session) -> None:
     ("Hey Venus, how are you?", "Hi, I'm doing well, thanks! How about you?"),
     ("Thanks, bye!", "You're welcome! Bye for now!"),
     ("Good night.", "Good night!"),
+    ("Oh, never mind.", "Okay."),  # SmolLM2: "No, I'm sorry, I'm not going to give you a recipe." (twice)
+    ("No thanks, that's all.", "Okay, I'm here if you need me."),
 ])
 def test_a_greeting_thanks_or_goodbye_gets_its_reply_without_the_tiny_model(session, text: str, reply: str) -> None:
     # SmolLM2-135M: "Hi" - "Hi, welcome to my little friend! You're on the right planet, I'm not too far off.";
@@ -492,7 +494,7 @@ def test_make_it_ten_minutes_moves_the_timer_just_set(session) -> None:
     assert _turn_ends(timeline)[-1].text == "Okay, it's now set for 15 minutes from now."
     _ask(runtime, "How much time is left on my timer?")
     answer = _turn_ends(timeline)[-1].text
-    assert re.fullmatch(r"Your 15 minute timer has (15 minutes|14 minutes and \d+ seconds?) left\.", answer), answer
+    assert re.fullmatch(r"Your 15-minute timer has (15 minutes|14 minutes and \d+ seconds?) left\.", answer), answer
     _ask(runtime, "Move it to 6 pm")  # still the timer: the one set last
     pending = runtime._machine._requests.harness.pending_reminders()
     moved = [r for r in pending if "timer" in r["text"]]

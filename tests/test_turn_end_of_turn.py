@@ -176,3 +176,15 @@ def test_a_turn_that_only_asks_venus_to_stop_is_told_from_one_with_a_message(wor
     from engine.runtime.cues import only_stop
 
     assert only_stop(words, "Venus") is only
+
+
+@pytest.mark.parametrize(("words", "reply"), [
+    ("Never mind.", "Okay."), ("Venus, forget about it.", "Okay."), ("Um, not now, thanks.", "Okay."),
+    ("That'll be all, thank you.", "Okay, I'm here if you need me."), ("No thank you.", "Okay, I'm here if you need me."),
+    ("Never mind the weather, tell me a joke.", None), ("Thanks!", None), ("No.", None), ("Nothing much, you?", None),
+    ("", None),
+])
+def test_a_turn_that_only_says_nothing_is_wanted_gets_a_short_okay(words: str, reply: str | None) -> None:
+    from engine.runtime.cues import nothing_wanted_reply
+
+    assert nothing_wanted_reply(words, "Venus") == reply

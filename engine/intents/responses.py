@@ -139,14 +139,14 @@ def _due(item: Mapping[str, Any]) -> datetime:
 
 
 def _reminder_label(item: Mapping[str, Any]) -> str:
-    """'a 5 minute timer' for a timer set without words (its text is Venus's own 'Your ... timer is done.'),
+    """'a 5-minute timer' for a timer set without words (its text is Venus's own 'Your ... timer is done.'),
     else the reminder's words."""
     if item.get("timer") and item.get("set_at"):
         length = round((_due(item) - datetime.fromisoformat(str(item["set_at"]))).total_seconds())
         for size, unit in ((3600, "hour"), (60, "minute"), (1, "second")):
             if length % size == 0 and length // size < (24 if size == 3600 else 60):
                 count = length // size
-                return f"a {'one' if count == 1 else count} {unit} timer"
+                return f"a {'one' if count == 1 else count}-{unit} timer"
         return f"a timer for {duration(length)}"
     return str(item.get("text", "a reminder")).strip().rstrip(".")
 
@@ -172,7 +172,7 @@ def _time_left(items: list[Mapping[str, Any]], said: str, now: datetime) -> str:
     if left <= 0:
         return f"{_reminder_label(first)[:1].upper()}{_reminder_label(first)[1:]} is going off now."
     if first.get("timer"):
-        answer = f"Your {_reminder_label(first).removeprefix('a ')} has {_left(left)} left."  # "Your 5 minute timer"
+        answer = f"Your {_reminder_label(first).removeprefix('a ')} has {_left(left)} left."  # "Your 5-minute timer"
     else:
         at = clock(due) if due.date() == now.date() else f"{_day(due, now)} at {clock(due)}"
         answer = f"Your reminder, {_reminder_label(first)}, is in {_left(left)}, at {at}."

@@ -500,7 +500,9 @@ class Conversation:
             for chunk in chunker.flush():
                 turn._chunks.put(chunk)
         if stopped is not None:
-            log.warning("turn %s stopped: %s", turn.turn_id, stopped)
+            # info, not a warning: the turn's end on the timeline says it (the chat shows it), and a console line
+            # repeated it in the middle of the conversation
+            log.info("turn %s stopped: %s", turn.turn_id, stopped)
             text = " ".join(c.strip() for c in spoken).strip()
             if not text:
                 text = FALLBACK

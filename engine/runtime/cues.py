@@ -131,6 +131,39 @@ def social_reply(text: str, assistant_name: str = "") -> str | None:
         parts.insert(0, greeting)
     return " ".join(parts)
 
+# Words that ask for nothing ("Never mind.", "That's all, thanks."): said with no question of Venus's open, the
+# answer is a short "Okay" (SmolLM2-135M answered "Never mind" with "No, I'm sorry, I'm not going to give you a
+# recipe." and went round in a loop).
+_NOTHING_WANTED = {"never mind", "nevermind", "forget it", "forget about it", "skip it", "don't bother", "not now",
+                   "nothing", "no thanks", "no thank you", "that's all", "that's it", "that will be all",
+                   "that'll be all"}
+_NOTHING_WANTED_LONGEST = max(len(f.split()) for f in _NOTHING_WANTED)
+_SOFTENERS = {"oh", "um", "uh", "well", "okay", "ok", "actually", "then", "for now", "thanks", "thank you"}
+
+
+def nothing_wanted_reply(text: str, assistant_name: str = "") -> str | None:
+    """"Okay." for a turn that only says the user wants nothing now ("Oh, never mind.", "No thanks, that's all."),
+    with "I'm here if you need me." when it closes the exchange; None for any other turn."""
+    name = assistant_name.lower().strip()
+    tokens = [t for t in cue_words(text) if t != name]
+    said: list[str] = []
+    at = 0
+    while at < len(tokens):  # greedy, longest phrase first: "no thank you" before "no"
+        for size in range(min(max(_NOTHING_WANTED_LONGEST, 2), len(tokens) - at), 0, -1):
+            phrase = " ".join(tokens[at:at + size])
+            if phrase in _NOTHING_WANTED or phrase in _SOFTENERS:
+                said.append(phrase)
+                at += size
+                break
+        else:
+            return None
+    if not any(p in _NOTHING_WANTED for p in said):
+        return None
+    closing = any(p in {"that's all", "that's it", "that will be all", "that'll be all", "no thanks", "no thank you"}
+                  for p in said)
+    return "Okay, I'm here if you need me." if closing else "Okay."
+
+
 # ---- the overlap cues ----------------------------------------------------------------------------------------
 
 # Short listener responses that do not claim the floor (single words and two-word phrases).

@@ -21,7 +21,7 @@ from engine.llm.conversation import tool_calls_enabled
 from engine.runtime.addressee_probe import AddresseeProbe
 from engine.runtime.assistant_turns import AssistantTurns, VenusTurn
 from engine.runtime.cpu_share import CpuShare
-from engine.runtime.cues import only_stop, social_formula, social_reply, split_words
+from engine.runtime.cues import nothing_wanted_reply, only_stop, social_formula, social_reply, split_words
 from engine.runtime.deliveries import Deliveries
 from engine.runtime.local_requests import LocalRequests
 from engine.runtime.mouth import Mouth
@@ -448,7 +448,8 @@ class StateMachine:
             self._to(State.LISTENING)
             return
         if self.end_of_turn.options.english_words and not tool_calls_enabled(self.settings.llm) \
-                and (reply := social_reply(self._scene.last_request, self.settings.conversation.assistant_name)):
+                and (reply := social_reply(self._scene.last_request, self.settings.conversation.assistant_name)
+                     or nothing_wanted_reply(self._scene.last_request, self.settings.conversation.assistant_name)):
             self._claimed_floor = False  # "Hi" - "Hi! What can I do for you?": said, not left to a tiny model
             self._say(reply)
             return
