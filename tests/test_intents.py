@@ -188,6 +188,13 @@ def test_answers_are_rendered_from_the_result() -> None:
     assert render_result(_match("current_time", "current_time", {}, "what's the date today"),
                          {"iso": "2026-05-01T13:37:00"}, NOW) == "Today is Friday, May 1, 2026."
     assert render_result(_match("list_tasks", "list_tasks", {}), {"tasks": []}, NOW) == "Nothing right now."
+    alarms = [{"text": "wake up", "due_at": f"2026-05-0{day}T06:30:00"} for day in (2, 3, 4, 5, 6)]
+    assert render_result(_match("list_reminders", "list_reminders", {}), {"reminders": alarms}, NOW) \
+        == "You have 5: wake up tomorrow at 6:30 AM, wake up on Sunday at 6:30 AM, wake up on Monday at 6:30 AM " \
+           "and 2 more."  # found by asking: three alarms on three days read as one alarm said three times
+    assert render_result(_match("list_reminders", "list_reminders", {}),
+                         {"reminders": [{"text": "call Sam", "due_at": "2026-05-01T16:00:00"}]}, NOW) \
+        == "You have one: call Sam at 4 PM."
     assert render_failure(_match("open", "open", {"target": "Gimp"}), "could not run xdg-open") \
         == "Sorry, I couldn't open Gimp: could not run xdg-open."
 

@@ -74,6 +74,12 @@ def _day(moment: datetime, now: datetime) -> str:
     return f"on {moment:%A, %B} {moment.day}"
 
 
+def _due_words(moment: datetime, now: datetime) -> str:
+    """"at 6:30 AM" today, "tomorrow at 6:30 AM" or "on Friday at 6:30 AM" later: three alarms at one hour on three
+    days were listed as the same alarm three times."""
+    return f"at {clock(moment)}" if moment.date() == now.date() else f"{_day(moment, now)} at {clock(moment)}"
+
+
 def duration(seconds: float) -> str:
     """90 -> "a minute and a half", 600 -> "10 minutes", 5400 -> "an hour and a half"."""
     seconds = round(seconds)
@@ -238,13 +244,14 @@ def render_result(match: IntentMatch, result: Any, now: datetime | None = None,
             return _time_left(items, match.text, now)
         if not items:
             return "You have no timers or reminders."
-        spoken = [f"{_reminder_label(item)} at {clock(_due(item))}" for item in items[:3]]
+        spoken = [f"{_reminder_label(item)} {_due_words(_due(item), now)}" for item in items[:3]]
         left = (_due(items[0]) - now).total_seconds()
         if len(items) == 1 and 0 < left < 3600:
             spoken[0] += f", in {_left(left)}"
-        more = f", and {len(items) - 3} more" if len(items) > 3 else ""
+        if len(items) > 3:  # "A, B, C and 17 more", not "A, B and C, and 17 more"
+            spoken.append(f"{len(items) - 3} more")
         count = "one" if len(items) == 1 else str(len(items))
-        return f"You have {count}: {_listing(spoken)}{more}."
+        return f"You have {count}: {_listing(spoken)}."
     if tool in _LIST_TOOLS:
         return _list_answer(tool, data)
     if tool == "change_reminder":
