@@ -42,7 +42,7 @@ from app.widgets.help import about_html, shortcuts_html
 from app.widgets.indicators import Captions, ElidedLabel
 from app.widgets.push_to_talk import PushToTalkButton
 from engine import paths
-from engine.runtime.cues import social_formula
+from engine.runtime.cues import nothing_wanted_reply, social_formula
 from engine.settings import Settings, save_settings
 from engine.timeline import Event, Timeline
 from engine.timeline.events import Kind, RuntimeStateName
@@ -207,8 +207,9 @@ class MainWindow(QMainWindow):
         conversation_id = self.timeline.conversation_id
         if conversation_id in self._titled or not text.strip() or conversation_id not in self.conversations.ids():
             return
-        if social_formula(text, self.settings.conversation.assistant_name):
-            return  # "Hi" or "Thanks" names nothing: the first words that say more name the conversation
+        name = self.settings.conversation.assistant_name
+        if social_formula(text, name) or nothing_wanted_reply(text, name) is not None:
+            return  # "Hi", "Thanks" or "Never mind" name nothing: the first words that say more name the conversation
         self._titled.add(conversation_id)
         if not self.conversations.title_of(conversation_id).startswith("New chat"):
             return

@@ -116,11 +116,11 @@ def test_a_greeting_does_not_name_the_conversation_the_first_words_that_say_more
     # Found trying the app: a chat opened with "Hi" was listed as "Hi", like every other chat opened that way
     window = stored
     first = window.timeline.conversation_id
-    for text in ("Hi Venus!", "Thanks", "What's the tallest building in Europe?"):
+    for text in ("Hi Venus!", "Thanks", "Oh, never mind.", "What's the tallest building in Europe?"):
         qtbot.keyClicks(window.text_box, text)
         qtbot.keyClick(window.text_box, Qt.Key.Key_Return)
         qtbot.wait(100)
-        if text == "Thanks":
+        if text == "Oh, never mind.":
             assert window.conversations.title_of(first).startswith("New chat"), window.conversations.title_of(first)
     qtbot.waitUntil(lambda: window.conversations.title_of(first) == "What's the tallest building in Europe?",
                     timeout=5000)

@@ -302,6 +302,29 @@ def test_answers_render_as_markdown_and_each_message_has_a_copy_link(qtbot, wind
     assert copied[-1] == "What's the plan?"
 
 
+def test_a_short_bubbles_speaker_and_copy_link_do_not_run_together(qtbot, window):
+    # Found on a screenshot: a typed "Hi" showed "You (typed)Copy", the link drawn against the speaker's name
+    from PySide6.QtGui import QFont, QFontMetrics
+
+    from engine.timeline.events import AssistantTurnEnd
+
+    large = QFont(window.conversation.font())
+    large.setPointSizeF(14)  # a desktop with large fonts (the screenshot's theme font was larger than the default)
+    window.conversation.setFont(large)
+    window.timeline.append(UserText(text="Hi"))
+    window.timeline.append(AssistantTurnEnd(turn_id="t1", text="Okay.", heard_text="Okay."))
+    qtbot.waitUntil(lambda: window.model.rowCount() == 2)
+    delegate = window.conversation.delegate
+    bold = QFont(window.conversation.font())
+    bold.setBold(True)
+    for number, label in ((0, "You (typed)"), (1, "Venus")):
+        row = window.model.row(number)
+        bubble, link = delegate.geometry(row, window.conversation.visualRect(window.model.index(number)))
+        label_right = bubble.left() + 10 + QFontMetrics(bold).horizontalAdvance(label)
+        copy_left = link.right() - window.conversation.fontMetrics().horizontalAdvance("Copy")  # drawn right-aligned
+        assert copy_left - label_right >= 8, (label, label_right, copy_left)
+
+
 def test_live_captions_show_the_words_heard_while_the_user_speaks(qtbot, window):
     from engine.timeline.events import AsrFinal, AsrPartial, UserSpeechStart
 

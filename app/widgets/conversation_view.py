@@ -10,6 +10,8 @@ from PySide6.QtCore import QEvent, QModelIndex, QPersistentModelIndex, QRect, QR
 from PySide6.QtGui import (
     QAbstractTextDocumentLayout,
     QColor,
+    QFont,
+    QFontMetrics,
     QGuiApplication,
     QKeySequence,
     QMouseEvent,
@@ -33,9 +35,16 @@ _MARGIN = 6  # around each bubble
 _PADDING = 10  # inside each bubble
 _BUBBLE_SHARE = 0.8  # widest bubble as a share of the view
 _COPY = "Copy"
+_LABEL_GAP = 16  # between the speaker's name and the Copy link
 _CACHE = 512  # laid-out documents kept
 # GitHub Markdown without raw HTML: an answer's "<img src=...>" or "<h1>" is shown as the text it is
 _MARKDOWN = QTextDocument.MarkdownFeature.MarkdownDialectGitHub | QTextDocument.MarkdownFeature.MarkdownNoHTML
+
+
+def speaker_label(row: Row, assistant_name: str = "Venus") -> str:
+    """Who said a user or assistant row, as its bubble's first line shows it: "You (typed)", "Venus"."""
+    who = "You" if row.kind == RowKind.USER else assistant_name
+    return who + " (typed)" if row.kind == RowKind.USER and row.typed else who
 
 
 def row_html(row: Row, assistant_name: str = "Venus") -> str:
@@ -44,9 +53,7 @@ def row_html(row: Row, assistant_name: str = "Venus") -> str:
         return f"<i>{html.escape(row.text)}</i>"
     if row.kind == RowKind.TASK:
         return f"⚙ Task <b>{html.escape(row.text)}</b> — {html.escape(row.status or str(row.task_state))}"
-    who = "You" if row.kind == RowKind.USER else assistant_name
-    if row.kind == RowKind.USER and row.typed:
-        who += " (typed)"
+    who = speaker_label(row, assistant_name)
     if row.interrupted:
         body = html.escape(row.heard_text)
         if row.unheard_text.strip():
@@ -112,7 +119,11 @@ class UtteranceDelegate(QStyledItemDelegate):
         copy_w = self._view.fontMetrics().horizontalAdvance(_COPY) + 12
         text_w = doc.idealWidth()
         if row.kind in (RowKind.USER, RowKind.ASSISTANT):
-            text_w = max(text_w, copy_w + 80)
+            # the first line holds the speaker (bold) and the Copy link, with a gap: "You (typed)" ran into "Copy"
+            bold = QFont(self._view.font())
+            bold.setBold(True)
+            label_w = QFontMetrics(bold).horizontalAdvance(speaker_label(row, self._view.assistant_name))
+            text_w = max(text_w, label_w + _LABEL_GAP + copy_w)
         bubble_w = text_w + 2 * _PADDING
         inner = QRectF(rect.adjusted(_MARGIN, _MARGIN, -_MARGIN, -_MARGIN))
         if row.kind == RowKind.USER:
