@@ -90,6 +90,12 @@ class Row:
         return json.dumps(self.arguments, indent=2, ensure_ascii=False, sort_keys=True, default=str)
 
 
+def tool_label(tool: str) -> str:
+    """A tool's name as the window shows it: "set_timer" -> "Set timer" (an MCP tool keeps its server's prefix)."""
+    words = tool.replace("_", " ").strip()
+    return words[:1].upper() + words[1:]
+
+
 def _result_text(summary: str, result: Any) -> str:
     if summary:
         return summary

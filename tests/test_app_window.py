@@ -97,6 +97,7 @@ def test_confirm_and_cancel_buttons_on_task_cards(qtbot, window):
     card = window.tasks.card(ids.waiting_task)
     qtbot.waitUntil(lambda: card.approve_button.isVisible())
     assert '"path": "~/Desktop/Old screenshots"' in card.arguments.text()  # the exact arguments are shown
+    assert card.title.text() == "Delete files"  # the tool's name in words, not its identifier "delete_files"
     qtbot.mouseClick(card.approve_button, Qt.MouseButton.LeftButton)
     qtbot.waitUntil(lambda: bool(_events(window, Kind.CONFIRMATION_ANSWERED)), timeout=5000)
     answer = _events(window, Kind.CONFIRMATION_ANSWERED)[0]

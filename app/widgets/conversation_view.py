@@ -29,7 +29,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from app.timeline_model import ConversationModel, Role, Row, RowKind
+from app.timeline_model import ConversationModel, Role, Row, RowKind, tool_label
 
 _MARGIN = 6  # around each bubble
 _PADDING = 10  # inside each bubble
@@ -52,7 +52,7 @@ def row_html(row: Row, assistant_name: str = "Venus") -> str:
     if row.kind == RowKind.NOTICE:
         return f"<i>{html.escape(row.text)}</i>"
     if row.kind == RowKind.TASK:
-        return f"⚙ Task <b>{html.escape(row.text)}</b> — {html.escape(row.status or str(row.task_state))}"
+        return f"⚙ <b>{html.escape(tool_label(row.text))}</b> — {html.escape(row.status or str(row.task_state))}"
     who = speaker_label(row, assistant_name)
     if row.interrupted:
         body = html.escape(row.heard_text)

@@ -5,7 +5,7 @@ from __future__ import annotations
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import QFrame, QHBoxLayout, QLabel, QProgressBar, QPushButton, QVBoxLayout, QWidget
 
-from app.timeline_model import Row, TaskState
+from app.timeline_model import Row, TaskState, tool_label
 
 _FINISHED = {TaskState.DONE, TaskState.FAILED, TaskState.CANCELLED, TaskState.DENIED}
 
@@ -59,7 +59,7 @@ class TaskCard(QFrame):
 
     def update_row(self, row: Row) -> None:
         """Show the row's current state."""
-        self.title.setText(f"Task: {row.text}")
+        self.title.setText(tool_label(row.text))
         self.arguments.setText(row.arguments_text)
         # QProgressBar repaints synchronously on setValue; with updates paused the repaint is queued instead
         self.progress.setUpdatesEnabled(False)
@@ -74,7 +74,7 @@ class TaskCard(QFrame):
         self.approve_button.setVisible(waiting)
         self.deny_button.setVisible(waiting)
         self.cancel_button.setVisible(row.task_state not in _FINISHED)
-        name = row.text
+        name = tool_label(row.text)
         self.setAccessibleName(f"Task {name}, {self.status.text()}")
         self.progress.setAccessibleName(f"Progress of task {name}")
         self.cancel_button.setAccessibleName(f"Cancel task {name}")
