@@ -468,6 +468,7 @@ def test_snooze_says_the_reminder_that_went_off_again_later(session) -> None:
     ("Hey Venus, how are you?", "Hi, I'm doing well, thanks! How about you?"),
     ("Thanks, bye!", "You're welcome! Bye for now!"),
     ("Good night.", "Good night!"),
+    ("I'm good, thanks.", "Glad to hear it! What can I do for you?"),  # SmolLM2: "I'm glad of you. Can you help..."
     ("Oh, never mind.", "Okay."),  # SmolLM2: "No, I'm sorry, I'm not going to give you a recipe." (twice)
     ("No thanks, that's all.", "Okay, I'm here if you need me."),
 ])

@@ -152,7 +152,8 @@ def test_bad_inputs_are_refused() -> None:
 
 
 @pytest.mark.parametrize("words", ["Hiya, Venus!", "Hello there, how have you been?", "Thanks a lot, see you soon.",
-                                   "Oh, hey Venus. What's up?", "Good evening, nice to meet you.", "Bye-bye!"])
+                                   "Oh, hey Venus. What's up?", "Good evening, nice to meet you.", "Bye-bye!",
+                                   "Not too bad, and you?"])
 def test_social_formulas_said_alone_are_whole_turns(words):
     from engine.runtime.cues import social_formula
 
@@ -160,7 +161,8 @@ def test_social_formulas_said_alone_are_whole_turns(words):
 
 
 @pytest.mark.parametrize("words", ["Hi, could you", "Hey, what's the capital of", "Thanks for the", "Venus.",
-                                   "Good morning everyone", "How are you feeling about", "Hello world"])
+                                   "Good morning everyone", "How are you feeling about", "Hello world",
+                                   "I'm good at"])
 def test_words_beyond_the_formulas_leave_the_turn_to_the_end_of_turn_model(words):
     from engine.runtime.cues import social_formula
 

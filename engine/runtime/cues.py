@@ -57,6 +57,10 @@ _FORMULAS = frozenset({
     "what's up", "what's new", "thanks", "thank you", "thanks a lot", "thank you very much", "many thanks",
     "cheers", "bye", "bye-bye", "goodbye", "good night", "goodnight", "see you", "see you later", "see you soon",
     "take care", "nice to meet you", "pleased to meet you",
+    # the other half of "How are you?" when Venus asks it back ("How about you?"), and the asking back
+    "i'm good", "i'm fine", "i'm great", "i'm well", "i'm okay", "i'm ok", "i'm doing well", "i'm doing good",
+    "i'm doing great", "i'm doing fine", "i'm doing okay", "doing well", "doing good", "doing great", "not bad",
+    "not too bad", "pretty good", "very well", "can't complain", "and you", "how about you", "what about you",
 })
 _FORMULA_LONGEST = max(len(f.split()) for f in _FORMULAS)
 
@@ -86,7 +90,11 @@ _GREETINGS = {"hi", "hey", "hello", "hiya", "howdy", "greetings", "hi there", "h
 _TIMES_OF_DAY = {"good morning": "Good morning!", "morning": "Good morning!", "good afternoon": "Good afternoon!",
                  "good evening": "Good evening!", "evening": "Good evening!"}
 _HOW = {"how are you", "how are you doing", "how are you today", "how are you doing today", "how's it going",
-        "how is it going", "how are things", "how have you been", "what's up", "what's new"}
+        "how is it going", "how are things", "how have you been", "what's up", "what's new", "and you",
+        "how about you", "what about you"}
+_WELL = {"i'm good", "i'm fine", "i'm great", "i'm well", "i'm okay", "i'm ok", "i'm doing well", "i'm doing good",
+         "i'm doing great", "i'm doing fine", "i'm doing okay", "doing well", "doing good", "doing great", "not bad",
+         "not too bad", "pretty good", "very well", "can't complain"}
 _THANKS = {"thanks", "thank you", "thanks a lot", "thank you very much", "many thanks", "cheers"}
 _NIGHT = {"good night", "goodnight"}
 _MEET = {"nice to meet you", "pleased to meet you"}
@@ -110,11 +118,14 @@ def social_reply(text: str, assistant_name: str = "") -> str | None:
     greeting = next((_TIMES_OF_DAY[f] for f in said if f in _TIMES_OF_DAY), None) or \
         ("Hi!" if any(f in _GREETINGS for f in said) else "")
     parts = []
+    well = any(f in _WELL for f in said)  # "I'm good, thanks. And you?": an answer to her asking, not gratitude
     if any(f in _MEET for f in said):
         parts.append("Nice to meet you too!")
+    if well:
+        parts.append("Glad to hear it!")
     if any(f in _HOW for f in said):
-        parts.append("I'm doing well, thanks! How about you?")
-    if any(f in _THANKS for f in said):
+        parts.append("I'm doing well, thanks!" if well else "I'm doing well, thanks! How about you?")
+    if any(f in _THANKS for f in said) and not well:
         parts.append("You're welcome!")
     if any(f in _NIGHT for f in said):
         parts.append("Good night!")
@@ -122,7 +133,7 @@ def social_reply(text: str, assistant_name: str = "") -> str | None:
         parts.append("Bye for now!")
     elif not parts:
         parts.append("What can I do for you?")
-    elif any(f in _MEET for f in said) and not any(f in _HOW for f in said):
+    elif (well or any(f in _MEET for f in said)) and not any(f in _HOW for f in said):
         parts.append("What can I do for you?")
     if greeting and parts[0] != "What can I do for you?":  # one sentence, not three: "Hi, nice to meet you too!"
         first = parts[0] if parts[0].startswith(("I ", "I'm")) else parts[0][:1].lower() + parts[0][1:]
@@ -130,6 +141,7 @@ def social_reply(text: str, assistant_name: str = "") -> str | None:
     elif greeting:
         parts.insert(0, greeting)
     return " ".join(parts)
+
 
 # Words that ask for nothing ("Never mind.", "That's all, thanks."): said with no question of Venus's open, the
 # answer is a short "Okay" (SmolLM2-135M answered "Never mind" with "No, I'm sorry, I'm not going to give you a
