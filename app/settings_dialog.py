@@ -218,11 +218,16 @@ class SettingsDialog(SettingsProbes, QDialog):
         fills = any(isinstance(widget, ToolsPage | McpPage) for widget in self._above.get(title, []))
         for widget in self._above.get(title, []):
             layout.addWidget(widget, 1 if isinstance(widget, ToolsPage | McpPage) else 0)
+        built: list[FormGroup] = []
         for group_title, fields in groups:
             group = FormGroup(group_title)
             for spec in fields:
                 group.add_field(spec, self.forms[spec.section].editors[spec.name], self._extras.get(spec.key))
             layout.addWidget(group)
+            built.append(group)
+        widest = max((group.label_width() for group in built), default=0)
+        for group in built:  # one column of fields down the page, not one per group
+            group.align_labels(widest)
         for widget in self._below.get(title, []):
             layout.addWidget(widget)
         if fills:

@@ -223,6 +223,7 @@ class FormGroup(QGroupBox):
         self.form = QFormLayout(self)
         self.form.setFieldGrowthPolicy(QFormLayout.FieldGrowthPolicy.AllNonFixedFieldsGrow)
         self.form.setRowWrapPolicy(QFormLayout.RowWrapPolicy.DontWrapRows)
+        self.labels: list[QLabel] = []
 
     def add_field(self, spec: FieldSpec, editor: QWidget, extra: QWidget | None = None) -> None:
         """One field: label (none for a checkbox, which carries its own), editor, an optional extra, help."""
@@ -235,9 +236,23 @@ class FormGroup(QGroupBox):
             column.addWidget(extra)
         if spec.help:
             column.addWidget(help_label(spec.help))
-        label = "" if isinstance(editor, QCheckBox) else spec.label
-        self.form.addRow(label, box)
+        self._add_row("" if isinstance(editor, QCheckBox) else spec.label, box)
 
     def add_widget(self, widget: QWidget, label: str = "") -> None:
         """A row that is not a settings field (a button, a meter)."""
-        self.form.addRow(label, widget)
+        self._add_row(label, widget)
+
+    def _add_row(self, text: str, field: QWidget) -> None:
+        label = QLabel(text)
+        label.setBuddy(field)
+        self.labels.append(label)
+        self.form.addRow(label, field)
+
+    def label_width(self) -> int:
+        """The widest label's width."""
+        return max((label.sizeHint().width() for label in self.labels), default=0)
+
+    def align_labels(self, width: int) -> None:
+        """Give every label `width`, so the fields of the groups on one page start in one column."""
+        for label in self.labels:
+            label.setMinimumWidth(width)

@@ -715,3 +715,17 @@ def test_mcp_test_button_reaches_a_server_by_url(qtbot, dialog):
     with qtbot.waitSignal(dialog.mcp.test_finished, timeout=60000) as failed:
         dialog.mcp.test_server("gone")
     assert failed.args[1] is False and "could not start" in failed.args[2], failed.args
+
+
+def test_the_fields_of_a_page_start_in_one_column_across_its_groups(qtbot, dialog):
+    # Found on a screenshot: on General the fields of "You and Venus", "Language" and "Appearance" began at three
+    # different places, each group sizing its labels alone
+    dialog.resize(900, 700)
+    dialog.show()
+    dialog.show_page("General")
+    qtbot.waitExposed(dialog)
+    editors = [dialog.forms["conversation"].editors["assistant_name"], dialog.forms["asr"].editors["language"]]
+    theme = [e for form in dialog.forms.values() for name, e in form.editors.items() if name == "theme"]
+    assert theme, "no theme field on General"
+    lefts = {editor.mapTo(dialog, editor.rect().topLeft()).x() for editor in [*editors, theme[0]]}
+    assert len(lefts) == 1, lefts
