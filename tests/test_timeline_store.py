@@ -193,6 +193,29 @@ def test_conversations_list_and_reopen_with_clock_and_numbering_continuing(tmp_p
     assert titles[second.conversation_id] == ("renamed", 2)
 
 
+def test_a_start_reuses_the_newest_conversation_while_nothing_was_said_in_it(tmp_path):
+    # Found trying the app: every start opened a conversation of its own, and the list filled with empty chats
+    db = tmp_path / "venus.db"
+    with open_store(db) as store:
+        first = store.new_or_unused()  # an empty file: a new conversation
+        first.append(RuntimeState(state=RuntimeStateName.LISTENING))
+        first.append(SystemNotice(level="warning", code="no-mic", text="No microphone: type to Venus"))
+        first_id = first.conversation_id
+    with open_store(db) as store:
+        again = store.new_or_unused()  # only a state and a notice in it: the same one, its events kept
+        assert again.conversation_id == first_id and len(again.events()) == 2
+        again.append(UserText(text="Hi"))
+    with open_store(db) as store:
+        third = store.new_or_unused()  # words were said in it: a new one
+        assert third.conversation_id != first_id
+        store.set_title(third.conversation_id, "Plans")
+    with open_store(db) as store:
+        fourth = store.new_or_unused()  # named by the user: kept as it is, a new one
+        assert fourth.conversation_id not in (first_id, third.conversation_id)
+        assert store.new_or_unused() is not fourth  # one open here already (live): a new one, not the same twice
+        assert len(store.list_conversations()) == 4
+
+
 def test_unknown_conversation_and_closed_store_give_clear_errors(tmp_path):
     store = open_store(tmp_path / "venus.db")
     with pytest.raises(ConversationNotFound, match="nope"):

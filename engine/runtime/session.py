@@ -138,8 +138,7 @@ def open_session(
             from engine.timeline import open_store
 
             store = open_store()
-            timeline = (store.open_conversation(conversation_id) if conversation_id
-                        else store.new_conversation())
+            timeline = store.open_conversation(conversation_id) if conversation_id else store.new_or_unused()
         else:
             timeline = Timeline()
     unsubscribes: list[Callable[[], None]] = []

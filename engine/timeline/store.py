@@ -34,7 +34,7 @@ from engine.timeline.db import (
     open_database,
     utc_now,
 )
-from engine.timeline.events import Event, SystemNotice, event_from_dict
+from engine.timeline.events import Event, Kind, SystemNotice, event_from_dict
 from engine.timeline.timeline import Timeline
 from engine.timeline.writer import StorageHealth, TimelineWriter, WriterOptions
 
@@ -139,6 +139,27 @@ class ConversationStore:
                 )
             )
         return self._attach(Timeline(conversation_id=conversation_id))
+
+    def new_or_unused(self) -> Timeline:
+        """The newest conversation if nothing was said in it yet (no title, only state changes and notices), else a
+        new one: each start of the app opened a conversation of its own, and the list filled with empty chats."""
+        self._check_open()
+        self._writer.flush()
+        with self._engine.connect() as conn:
+            newest = conn.execute(
+                sa.select(conversations_table.c.id, conversations_table.c.title)
+                .order_by(conversations_table.c.created_at.desc()).limit(1)
+            ).first()
+            said = newest is not None and conn.execute(
+                sa.select(sa.func.count()).select_from(events_table).where(
+                    events_table.c.conversation_id == newest[0],
+                    events_table.c.kind.not_in([Kind.RUNTIME_STATE.value, Kind.SYSTEM_NOTICE.value]))
+            ).scalar_one() > 0
+        with self._lock:
+            live = newest is not None and newest[0] in self._live
+        if newest is None or newest[1] or said or live:
+            return self.new_conversation()
+        return self.open_conversation(newest[0])
 
     def open_conversation(self, conversation_id: str) -> Timeline:
         """The stored conversation's Timeline: events reloaded, clock continuing, new events persisted."""
