@@ -150,6 +150,7 @@ _NOTHING_WANTED = {"never mind", "nevermind", "forget it", "forget about it", "s
                    "nothing", "no thanks", "no thank you", "that's all", "that's it", "that will be all",
                    "that'll be all"}
 _NOTHING_WANTED_LONGEST = max(len(f.split()) for f in _NOTHING_WANTED)
+_CLOSING = {"that's all", "that's it", "that will be all", "that'll be all", "no thanks", "no thank you"}
 _SOFTENERS = {"oh", "um", "uh", "well", "okay", "ok", "actually", "then", "for now", "thanks", "thank you"}
 
 
@@ -161,7 +162,7 @@ def nothing_wanted_reply(text: str, assistant_name: str = "") -> str | None:
     said: list[str] = []
     at = 0
     while at < len(tokens):  # greedy, longest phrase first: "no thank you" before "no"
-        for size in range(min(max(_NOTHING_WANTED_LONGEST, 2), len(tokens) - at), 0, -1):
+        for size in range(min(_NOTHING_WANTED_LONGEST, len(tokens) - at), 0, -1):
             phrase = " ".join(tokens[at:at + size])
             if phrase in _NOTHING_WANTED or phrase in _SOFTENERS:
                 said.append(phrase)
@@ -171,9 +172,7 @@ def nothing_wanted_reply(text: str, assistant_name: str = "") -> str | None:
             return None
     if not any(p in _NOTHING_WANTED for p in said):
         return None
-    closing = any(p in {"that's all", "that's it", "that will be all", "that'll be all", "no thanks", "no thank you"}
-                  for p in said)
-    return "Okay, I'm here if you need me." if closing else "Okay."
+    return "Okay, I'm here if you need me." if any(p in _CLOSING for p in said) else "Okay."
 
 
 # ---- the overlap cues ----------------------------------------------------------------------------------------
