@@ -83,6 +83,7 @@ class UtteranceDelegate(QStyledItemDelegate):
         super().__init__(view)
         self._view = view
         self._docs: OrderedDict[tuple, QTextDocument] = OrderedDict()
+        self._label_widths: dict[tuple, int] = {}  # (font, speaker label) -> width in bold: geometry runs per paint
 
     def _document(self, row: Row, width: int) -> QTextDocument:
         key = (row.kind, row.key, row.text, row.heard_text, row.interrupted, row.streaming, row.status, width,
@@ -120,10 +121,7 @@ class UtteranceDelegate(QStyledItemDelegate):
         text_w = doc.idealWidth()
         if row.kind in (RowKind.USER, RowKind.ASSISTANT):
             # the first line holds the speaker (bold) and the Copy link, with a gap: "You (typed)" ran into "Copy"
-            bold = QFont(self._view.font())
-            bold.setBold(True)
-            label_w = QFontMetrics(bold).horizontalAdvance(speaker_label(row, self._view.assistant_name))
-            text_w = max(text_w, label_w + _LABEL_GAP + copy_w)
+            text_w = max(text_w, self._label_width(speaker_label(row, self._view.assistant_name)) + _LABEL_GAP + copy_w)
         bubble_w = text_w + 2 * _PADDING
         inner = QRectF(rect.adjusted(_MARGIN, _MARGIN, -_MARGIN, -_MARGIN))
         if row.kind == RowKind.USER:
@@ -136,6 +134,15 @@ class UtteranceDelegate(QStyledItemDelegate):
         line = self._view.fontMetrics().height()
         copy = QRectF(bubble.right() - _PADDING - copy_w, bubble.top() + _PADDING, copy_w, line)
         return bubble, copy
+
+    def _label_width(self, label: str) -> int:
+        key = (self._view.font().key(), label)
+        width = self._label_widths.get(key)
+        if width is None:
+            bold = QFont(self._view.font())
+            bold.setBold(True)
+            width = self._label_widths[key] = QFontMetrics(bold).horizontalAdvance(label)
+        return width
 
     def paint(self, painter: QPainter, option: QStyleOptionViewItem, index: QModelIndex | QPersistentModelIndex) -> None:
         """Draw the bubble, its text and its Copy link."""
